@@ -1,0 +1,95 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Strict settings for every target, in one place.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "transferd",
+    products: [
+        .executable(name: "transferd", targets: ["transferd"]),
+        .executable(name: "transferctl", targets: ["transferctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+    ],
+    targets: [
+        .target(name: "TransferProtocol"),
+        .target(
+            name: "TransferCore",
+            dependencies: [
+                "TransferProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .executableTarget(
+            name: "transferd",
+            dependencies: [
+                "TransferProtocol",
+                "TransferCore",
+                "CSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
+        .executableTarget(
+            name: "transferctl",
+            dependencies: [
+                "TransferProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "TransferTestSupport",
+            dependencies: [
+                "TransferProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/TransferTestSupport"
+        ),
+        .testTarget(name: "TransferProtocolTests", dependencies: ["TransferProtocol"]),
+        .testTarget(
+            name: "TransferCoreTests",
+            dependencies: [
+                "TransferCore",
+                "TransferProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "TransferProtocol",
+                "TransferTestSupport",
+                "transferd",
+                "transferctl",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}

@@ -1,0 +1,1 @@
+// The transfer core: job model, journal, scheduler and engine.

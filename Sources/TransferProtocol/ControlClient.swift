@@ -1,0 +1,126 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a call to the daemon did not produce a result.
+public enum ControlClientError: Error, Sendable, CustomStringConvertible {
+    /// Nothing answers at the socket path: the daemon is not running there.
+    case cannotConnect(path: String, reason: String)
+    /// The daemon answered with a JSON-RPC error.
+    case rpc(RPCError)
+    /// The connection broke or the daemon sent something that is not a response.
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .cannotConnect(let path, let reason): return "cannot connect to \(path): \(reason)"
+        case .rpc(let error): return error.message
+        case .protocolViolation(let detail): return "unexpected answer from transferd: \(detail)"
+        }
+    }
+}
+
+/// A small blocking client for the control socket: one connection, one request at a time.
+/// Used by transferctl and the tests; scripts in other languages speak the same lines.
+public final class ControlClient {
+    /// The socket path this client is connected to.
+    public let socketPath: String
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID: Int64 = 1
+    private let encoder = WireCoding.encoder()
+    private let decoder = WireCoding.decoder()
+
+    /// Connects to the daemon's socket at `path`.
+    public init(socketPath path: String) throws(ControlClientError) {
+        socketPath = path
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .cannotConnect(path: path, reason: String(cString: strerror(errno))) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard pathBytes.count < capacity else {
+            close(fd)
+            throw .cannotConnect(path: path, reason: "the path is longer than \(capacity - 1) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw .cannotConnect(path: path, reason: reason)
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Calls `method` and waits for its result.
+    public func call<M: RPCMethod>(_ method: M.Type, _ params: M.Params) throws(ControlClientError) -> M.Result {
+        let id = RPCID.number(nextID)
+        nextID += 1
+        let line: Data
+        do {
+            line = try encoder.encode(RPCRequest(id: id, method: M.name, params: params))
+        } catch {
+            throw .protocolViolation("cannot encode the request: \(error)")
+        }
+        try sendLine(Array(line))
+        while true {
+            let reply = try readLine()
+            // Notifications (no id) may interleave with responses; skip them here.
+            guard let response = try? decoder.decode(RPCResponse<M.Result>.self, from: Data(reply)) else {
+                throw .protocolViolation(String(decoding: reply.prefix(200), as: UTF8.self))
+            }
+            guard let responseID = response.id else { continue }
+            if let error = response.error { throw .rpc(error) }
+            guard responseID == id, let result = response.result else {
+                throw .protocolViolation("a response for id \(responseID), expected \(id)")
+            }
+            return result
+        }
+    }
+
+    /// Sends raw bytes followed by a newline (for tests and tools that build their own JSON).
+    public func sendLine(_ bytes: [UInt8]) throws(ControlClientError) {
+        var out = bytes
+        out.append(UInt8(ascii: "\n"))
+        var sent = 0
+        while sent < out.count {
+            let n = out[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .protocolViolation("the daemon closed the connection (\(String(cString: strerror(errno))))")
+            }
+            sent += n
+        }
+    }
+
+    /// Reads one line (without its newline).
+    public func readLine() throws(ControlClientError) -> [UInt8] {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .protocolViolation("reading failed: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { throw .protocolViolation("the daemon closed the connection") }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+}

@@ -1,0 +1,7 @@
+/// Framing limits shared by the daemon and its clients.
+public enum Limits {
+    /// The longest request line the daemon reads, newline excluded (1 MiB).
+    public static let maxRequestLineBytes = 1 << 20
+    /// Longest client-chosen job id.
+    public static let maxJobIDLength = 128
+}

@@ -1,0 +1,45 @@
+public import Foundation
+
+/// The JSON conventions of the wire and the journal: snake_case keys, ISO 8601 times.
+public enum WireCoding {
+    /// An encoder producing one compact line (no newlines inside) with snake_case keys.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(formatTimestamp(date))
+        }
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// A decoder for what `encoder()` writes.
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = parseTimestamp(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "expected an ISO 8601 time, got \(text)")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    /// Formats a time as ISO 8601 UTC with milliseconds, e.g. `2026-11-22T10:00:00.123Z`.
+    public static func formatTimestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// Parses an ISO 8601 time with or without fractional seconds.
+    public static func parseTimestamp(_ text: String) -> Date? {
+        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) {
+            return date
+        }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+}
