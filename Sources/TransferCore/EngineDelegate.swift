@@ -1,0 +1,543 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Synchronization
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The URLSession delegate: writes bodies to partial files, applies back-pressure, checkpoints,
+/// and lands finished files.
+///
+/// `@unchecked Sendable`: `session` is set once right after init, before any task exists; the
+/// tables are behind `state`; per-transfer data follows `TransferContext`'s rules.
+final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private struct State {
+        var byJob: [String: TransferContext] = [:]
+        var byTask: [Int: TransferContext] = [:]
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        var stopped: [String: Int64] = [:]
+        /// Jobs handed to `start` whose context does not exist yet.
+        var starting: Set<String> = []
+        /// Of those, the ones cancelled before they began.
+        var cancelledBeforeStart: Set<String> = []
+        /// Set by `stopAll`: transfers that begin from now on stop at once, keeping their files.
+        var stoppingAll = false
+        var isIdle: Bool { byJob.isEmpty && starting.isEmpty }
+    }
+
+    private let configuration: EngineConfiguration
+    private let queue: OperationQueue
+    private let logger: Logger
+    private let events: AsyncStream<EngineEvent>.Continuation
+    private let state = Mutex(State())
+    /// Syncs partial files off the delegate queue, so a slow disk flush never stalls receiving.
+    private let ioQueue = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
+    weak var session: URLSession?
+
+    init(
+        configuration: EngineConfiguration, queue: OperationQueue, logger: Logger,
+        events: AsyncStream<EngineEvent>.Continuation
+    ) {
+        self.configuration = configuration
+        self.queue = queue
+        self.logger = logger
+        self.events = events
+    }
+
+    // MARK: - Control from the core
+
+    func start(_ request: TransferRequest) {
+        state.withLock { _ = $0.starting.insert(request.jobID) }
+        queue.addOperation { self.begin(request) }
+    }
+
+    func cancel(jobID: String) -> Bool {
+        let found: TransferContext?? = state.withLock { state in
+            if state.starting.contains(jobID) {
+                state.cancelledBeforeStart.insert(jobID)
+                return .some(nil)
+            }
+            return state.byJob[jobID].map { .some($0) } ?? nil
+        }
+        guard let found else { return false }
+        guard let context = found else { return true }
+        return context.control.withLock { control in
+            switch control.phase {
+            case .landing, .cancelling, .stopping:
+                return control.phase == .cancelling
+            case .active, .pausing:
+                control.phase = .cancelling
+                control.task?.cancel()
+                return true
+            }
+        }
+    }
+
+    func stopAll() async -> [String: Int64] {
+        let contexts = state.withLock { state in
+            state.stoppingAll = true
+            return Array(state.byJob.values)
+        }
+        for context in contexts {
+            context.control.withLock { control in
+                if control.phase == .active || control.phase == .pausing {
+                    control.phase = .stopping
+                    control.task?.cancel()
+                }
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow: Bool = state.withLock { state in
+                if state.isIdle { return true }
+                state.stopWaiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        return state.withLock { $0.stopped }
+    }
+
+    func progress(jobID: String) -> TransferProgress? {
+        guard let context = state.withLock({ $0.byJob[jobID] }) else { return nil }
+        return TransferProgress(
+            bytes: context.progress.load(ordering: .relaxed),
+            bytesPerSecond: context.rate.load(ordering: .relaxed))
+    }
+
+    var runningJobIDs: [String] { state.withLock { Array($0.byJob.keys) } }
+
+    // MARK: - Starting
+
+    /// Runs on the delegate queue.
+    private func begin(_ request: TransferRequest) {
+        let (cancelled, stopping) = state.withLock { state in
+            state.starting.remove(request.jobID)
+            return (state.cancelledBeforeStart.remove(request.jobID) != nil, state.stoppingAll)
+        }
+        if cancelled || stopping {
+            if cancelled { unlink(request.partialPath) }
+            let kept = cancelled ? 0 : request.resumeFrom
+            state.withLock { $0.stopped[request.jobID] = kept }
+            events.yield(.stopped(jobID: request.jobID, bytes: kept))
+            releaseStopWaitersIfIdle()
+            return
+        }
+        let opened: (PartialFile, Int64)
+        do throws(FileIOError) {
+            opened = try PartialFile.open(path: request.partialPath, keeping: request.validator == nil ? 0 : request.resumeFrom)
+        } catch {
+            events.yield(.failed(jobID: request.jobID, error: Self.diskError(error, writing: request.partialPath)))
+            releaseStopWaitersIfIdle()
+            return
+        }
+        let context = TransferContext(request: request, file: opened.0, offset: opened.1)
+        state.withLock { $0.byJob[request.jobID] = context }
+        if state.withLock({ $0.stoppingAll }) {
+            context.control.withLock { $0.phase = .stopping }
+        }
+        sendRequest(context)
+    }
+
+    /// Runs on the delegate queue. Asks for the body from the context's offset.
+    private func sendRequest(_ context: TransferContext) {
+        guard let session else { return }
+        var request = URLRequest(url: context.request.url)
+        request.httpMethod = "GET"
+        request.timeoutInterval = configuration.idleTimeout
+        for (name, value) in context.request.headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        // Byte offsets must mean file offsets.
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        if context.offset > 0, let validator = context.validator {
+            request.setValue("bytes=\(context.offset)-", forHTTPHeaderField: "Range")
+            request.setValue(validator, forHTTPHeaderField: "If-Range")
+        }
+        let task = session.dataTask(with: request)
+        task.taskDescription = context.request.jobID
+        context.statusCode = 0
+        context.failure = nil
+        context.restartFromZero = false
+        context.alreadyComplete = false
+        let proceed: Bool = context.control.withLock { control in
+            guard control.phase == .active else { return false }
+            control.task = task
+            return true
+        }
+        guard proceed else {
+            finishStopped(context)
+            return
+        }
+        state.withLock { $0.byTask[task.taskIdentifier] = context }
+        task.resume()
+    }
+
+    // MARK: - Delegate callbacks (on the delegate queue)
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let context = state.withLock({ $0.byTask[dataTask.taskIdentifier] }) else {
+            completionHandler(.cancel)
+            return
+        }
+        guard let http = response as? HTTPURLResponse else {
+            context.failure = JobError(code: "protocol", message: "the server's answer is not HTTP")
+            completionHandler(.cancel)
+            return
+        }
+        context.statusCode = http.statusCode
+        let contentEncoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
+        if let contentEncoding, contentEncoding != "identity" {
+            context.failure = JobError(
+                code: "content_encoding",
+                message: "the server sent the body with Content-Encoding \(contentEncoding) although identity was asked for; "
+                    + "the bytes would not be the file's bytes")
+            completionHandler(.cancel)
+            return
+        }
+        let length = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
+        switch http.statusCode {
+        case 200:
+            if context.offset > 0 {
+                // The server ignored the range or the file changed: never append a 200 body.
+                do throws(FileIOError) {
+                    try context.file.truncate(to: 0)
+                } catch {
+                    context.failure = Self.diskError(error, writing: context.file.path)
+                    completionHandler(.cancel)
+                    return
+                }
+                logger.info("server answered 200 to a resume; starting over", metadata: ["job": "\(context.request.jobID)"])
+                setOffset(context, 0)
+            }
+            context.totalBytes = length
+        case 206:
+            guard let range = ContentRange(http.value(forHTTPHeaderField: "Content-Range")),
+                range.start == context.offset,
+                context.totalBytes == nil || range.total == nil || range.total == context.totalBytes
+            else {
+                context.restartFromZero = true
+                completionHandler(.cancel)
+                return
+            }
+            context.totalBytes = range.total ?? context.totalBytes
+        case 416 where context.totalBytes == context.offset && context.offset > 0:
+            context.alreadyComplete = true
+            completionHandler(.cancel)
+            return
+        case 416:
+            context.restartFromZero = true
+            completionHandler(.cancel)
+            return
+        default:
+            let reason = HTTPURLResponse.localizedString(forStatusCode: http.statusCode)
+            context.failure = JobError(
+                code: "http_status",
+                message: "the server answered \(http.statusCode) (\(reason)) for \(context.request.url.absoluteString)",
+                httpStatus: http.statusCode)
+            completionHandler(.cancel)
+            return
+        }
+        context.validator = Self.strongValidator(http) ?? context.validator
+        context.acceptsRanges =
+            http.statusCode == 206
+            || (http.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased().contains("bytes") ?? false)
+        events.yield(
+            .responded(
+                jobID: context.request.jobID, totalBytes: context.totalBytes,
+                validator: context.validator, startOffset: context.offset))
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let context = state.withLock({ $0.byTask[dataTask.taskIdentifier] }) else { return }
+        let phase = context.phase
+        guard phase == .active || phase == .pausing || phase == .stopping, context.failure == nil,
+            !context.restartFromZero
+        else { return }
+        do throws(FileIOError) {
+            var failure: FileIOError?
+            data.withUnsafeBytes { raw in
+                do throws(FileIOError) {
+                    try FileIO.writeAll(context.file.fd, raw, path: context.file.path)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+        } catch {
+            context.failure = Self.diskError(error, writing: context.file.path)
+            dataTask.cancel()
+            return
+        }
+        setOffset(context, context.offset + Int64(data.count))
+        if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
+
+        let now = MonotonicClock.nanoseconds()
+        if now &- context.rateSampleTime >= 1_000_000_000 {
+            let elapsed = Double(now &- context.rateSampleTime) / 1e9
+            context.rate.store(Int64(Double(context.offset - context.rateSampleOffset) / elapsed), ordering: .relaxed)
+            context.rateSampleTime = now
+            context.rateSampleOffset = context.offset
+        }
+        if context.offset - context.lastCheckpointOffset >= configuration.checkpointBytes
+            || now &- context.lastCheckpointTime >= UInt64(configuration.checkpointInterval.components.seconds) * 1_000_000_000
+        {
+            checkpoint(context, now: now)
+        }
+        if phase == .active, context.acceptsRanges, context.validator != nil,
+            queue.operationCount > configuration.backlogHighWater
+        {
+            context.control.withLock { control in
+                guard control.phase == .active else { return }
+                control.phase = .pausing
+                control.task?.cancel()
+            }
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let context = state.withLock({ $0.byTask.removeValue(forKey: task.taskIdentifier) }) else { return }
+        context.control.withLock { $0.task = nil }
+        switch context.phase {
+        case .pausing:
+            resumeWhenDrained(context)
+            return
+        case .cancelling:
+            finishCancelled(context)
+            return
+        case .stopping:
+            finishStopped(context)
+            return
+        case .landing:
+            return
+        case .active:
+            break
+        }
+        if context.alreadyComplete {
+            land(context)
+            return
+        }
+        if context.restartFromZero {
+            do throws(FileIOError) {
+                try context.file.truncate(to: 0)
+            } catch {
+                fail(context, Self.diskError(error, writing: context.file.path))
+                return
+            }
+            logger.info("the server's ranged answer did not continue the file; starting over", metadata: ["job": "\(context.request.jobID)"])
+            setOffset(context, 0)
+            context.validator = nil
+            context.totalBytes = nil
+            sendRequest(context)
+            return
+        }
+        if let failure = context.failure {
+            fail(context, failure)
+            return
+        }
+        if let error {
+            fail(context, JobError(code: "network", message: "the transfer from \(context.request.url.host ?? "the server") failed: \(error.localizedDescription)"))
+            return
+        }
+        if let total = context.totalBytes, total != context.offset {
+            fail(
+                context,
+                JobError(
+                    code: "size_mismatch",
+                    message: "the server announced \(total) bytes but sent \(context.offset); the file was not kept"))
+            return
+        }
+        land(context)
+    }
+
+    // MARK: - Progress and checkpoints
+
+    private func setOffset(_ context: TransferContext, _ offset: Int64) {
+        context.offset = offset
+        context.progress.store(offset, ordering: .relaxed)
+        if offset < context.lastCheckpointOffset {
+            context.lastCheckpointOffset = offset
+            context.rateSampleOffset = offset
+        }
+    }
+
+    /// Syncs the partial file off the delegate queue, then reports the offset as durable.
+    private func checkpoint(_ context: TransferContext, now: UInt64) {
+        guard !context.checkpointInFlight.exchange(true, ordering: .acquiring) else { return }
+        let offset = context.offset
+        let file = context.file
+        context.lastCheckpointOffset = offset
+        context.lastCheckpointTime = now
+        let jobID = context.request.jobID
+        ioQueue.async {
+            if Glibc.fdatasync(file.fd) == 0 {
+                self.events.yield(.checkpoint(jobID: jobID, bytes: offset))
+            } else {
+                self.logger.warning("cannot sync a partial file", metadata: ["job": "\(jobID)", "error": "\(FileIOError("fdatasync", file.path))"])
+            }
+            context.checkpointInFlight.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Waits, off the delegate queue, for the chunk backlog to drain, then continues with a ranged request.
+    private func resumeWhenDrained(_ context: TransferContext) {
+        if queue.operationCount <= configuration.backlogLowWater {
+            let resume: Bool = context.control.withLock { control in
+                guard control.phase == .pausing else { return false }
+                control.phase = .active
+                return true
+            }
+            if resume {
+                sendRequest(context)
+            } else {
+                completeStop(context)
+            }
+            return
+        }
+        ioQueue.asyncAfter(deadline: .now() + .milliseconds(2)) {
+            self.queue.addOperation { self.resumeWhenDrained(context) }
+        }
+    }
+
+    private func completeStop(_ context: TransferContext) {
+        switch context.phase {
+        case .cancelling: finishCancelled(context)
+        default: finishStopped(context)
+        }
+    }
+
+    // MARK: - Endings
+
+    private func remove(_ context: TransferContext) {
+        state.withLock { _ = $0.byJob.removeValue(forKey: context.request.jobID) }
+        releaseStopWaitersIfIdle()
+    }
+
+    private func releaseStopWaitersIfIdle() {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            guard state.isIdle else { return [] }
+            defer { state.stopWaiters = [] }
+            return state.stopWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    private func finishCancelled(_ context: TransferContext) {
+        unlink(context.file.path)
+        events.yield(.stopped(jobID: context.request.jobID, bytes: 0))
+        remove(context)
+    }
+
+    private func finishStopped(_ context: TransferContext) {
+        let offset = context.offset
+        let kept = Glibc.fdatasync(context.file.fd) == 0 ? offset : context.lastCheckpointOffset
+        state.withLock { $0.stopped[context.request.jobID] = kept }
+        events.yield(.stopped(jobID: context.request.jobID, bytes: kept))
+        remove(context)
+    }
+
+    private func fail(_ context: TransferContext, _ error: JobError) {
+        unlink(context.file.path)
+        logger.warning("transfer failed", metadata: ["job": "\(context.request.jobID)", "error": "\(error.message)"])
+        events.yield(.failed(jobID: context.request.jobID, error: error))
+        remove(context)
+    }
+
+    /// Syncs the partial file and moves it to the destination, off the delegate queue.
+    private func land(_ context: TransferContext) {
+        let proceed: Bool = context.control.withLock { control in
+            guard control.phase == .active else { return false }
+            control.phase = .landing
+            return true
+        }
+        guard proceed else {
+            completeStop(context)
+            return
+        }
+        let file = context.file
+        let request = context.request
+        let bytes = context.offset
+        ioQueue.async {
+            do throws(FileIOError) {
+                try FileIO.fsync(file.fd, path: file.path)
+                try Self.moveIntoPlace(file.path, request.destination, overwrite: request.overwrite)
+                let slash = request.destination.lastIndex(of: "/") ?? request.destination.startIndex
+                let directory = String(request.destination[..<slash])
+                try FileIO.syncDirectory(directory.isEmpty ? "/" : directory)
+                self.events.yield(.completed(jobID: request.jobID, bytes: bytes))
+            } catch {
+                unlink(file.path)
+                let jobError: JobError
+                if error.errno == EEXIST {
+                    jobError = JobError(
+                        code: "destination_exists",
+                        message: "\(request.destination) appeared while the download ran; it was left alone. "
+                            + "Submit again with overwrite to replace it.")
+                } else {
+                    jobError = Self.diskError(error, writing: request.destination)
+                }
+                self.events.yield(.failed(jobID: request.jobID, error: jobError))
+            }
+            self.remove(context)
+        }
+    }
+
+    /// Renames the partial file over the destination, or, without overwrite, links it there
+    /// (which fails if the destination exists) and removes the partial name.
+    private static func moveIntoPlace(_ partial: String, _ destination: String, overwrite: Bool) throws(FileIOError) {
+        if overwrite {
+            guard rename(partial, destination) == 0 else { throw FileIOError("rename", destination) }
+            return
+        }
+        guard link(partial, destination) == 0 else { throw FileIOError("link", destination) }
+        unlink(partial)
+    }
+
+    // MARK: - Helpers
+
+    static func diskError(_ error: FileIOError, writing path: String) -> JobError {
+        let hint: String
+        switch error.errno {
+        case ENOSPC, EDQUOT: hint = "free some space on that filesystem, then submit again"
+        case EACCES, EPERM: hint = "make the directory writable by the transferd service"
+        case ENOENT: hint = "the directory no longer exists"
+        default: hint = "check the disk and the filesystem"
+        }
+        return JobError(code: "disk", message: "cannot write \(path): \(error) (\(hint))")
+    }
+
+    /// A strong ETag, else a Last-Modified date (strong enough for If-Range per RFC 9110 when
+    /// it is at least a second older than the response's Date; we accept it as the server's word).
+    static func strongValidator(_ response: HTTPURLResponse) -> String? {
+        if let etag = response.value(forHTTPHeaderField: "ETag"), etag.hasPrefix("\"") {
+            return etag
+        }
+        return response.value(forHTTPHeaderField: "Last-Modified")
+    }
+}
+
+/// A parsed `Content-Range: bytes first-last/total` header.
+struct ContentRange: Equatable {
+    var start: Int64
+    var end: Int64
+    var total: Int64?
+
+    init?(_ header: String?) {
+        guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start <= end else { return nil }
+        self.start = start
+        self.end = end
+        self.total = parts[1] == "*" ? nil : Int64(parts[1])
+    }
+}

@@ -1,0 +1,84 @@
+public import Foundation
+public import TransferProtocol
+
+/// How the engine transfers and protects memory and data.
+public struct EngineConfiguration: Sendable {
+    /// Sync the partial file and report a checkpoint after this many new bytes…
+    public var checkpointBytes: Int64 = 8 << 20
+    /// …or after this many seconds, whichever comes first.
+    public var checkpointInterval: Duration = .seconds(2)
+    /// Pause a transfer (cancel it, then continue with a ranged request) once this many received
+    /// chunks wait for the disk. Each chunk is at most 16 KiB, so this bounds buffered bytes.
+    public var backlogHighWater = 512
+    /// Continue a paused transfer once the backlog is down to this.
+    public var backlogLowWater = 64
+    /// Give up on a connection that delivers nothing for this long.
+    public var idleTimeout: TimeInterval = 60
+    /// How many connections to one host may be open at once.
+    public var maximumConnectionsPerHost = 6
+    /// A delay added to every chunk written, to make the disk look slow in tests. Zero in production.
+    public var writeDelayMicroseconds: UInt32 = 0
+
+    public init() {}
+}
+
+/// One transfer for the engine to run.
+public struct TransferRequest: Sendable {
+    public var jobID: String
+    public var url: URL
+    public var headers: [String: String]
+    public var destination: String
+    public var partialPath: String
+    public var overwrite: Bool
+    /// Bytes of the partial file known to be good; the engine continues after them when it can.
+    public var resumeFrom: Int64
+    /// The validator seen before, sent as If-Range when resuming.
+    public var validator: String?
+    /// The total size seen before, which a resumed answer must agree with.
+    public var totalBytes: Int64?
+
+    public init(
+        jobID: String, url: URL, headers: [String: String], destination: String, partialPath: String,
+        overwrite: Bool, resumeFrom: Int64 = 0, validator: String? = nil, totalBytes: Int64? = nil
+    ) {
+        self.jobID = jobID
+        self.url = url
+        self.headers = headers
+        self.destination = destination
+        self.partialPath = partialPath
+        self.overwrite = overwrite
+        self.resumeFrom = resumeFrom
+        self.validator = validator
+        self.totalBytes = totalBytes
+    }
+}
+
+/// What the engine reports about a transfer, in order per job.
+public enum EngineEvent: Sendable {
+    /// The server answered: the size when known, the validator to resume with, and the offset
+    /// the body starts at (0 when the transfer starts over).
+    case responded(jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64)
+    /// The partial file holds at least `bytes` bytes durably.
+    case checkpoint(jobID: String, bytes: Int64)
+    /// The file is at its destination, synced.
+    case completed(jobID: String, bytes: Int64)
+    /// The transfer failed; its partial file is gone.
+    case failed(jobID: String, error: JobError)
+    /// The transfer stopped on request (cancel or shutdown); `bytes` are durable in the partial
+    /// file when it was kept.
+    case stopped(jobID: String, bytes: Int64)
+
+    public var jobID: String {
+        switch self {
+        case .responded(let id, _, _, _), .checkpoint(let id, _), .completed(let id, _),
+            .failed(let id, _), .stopped(let id, _):
+            return id
+        }
+    }
+}
+
+/// Live progress of a running transfer.
+public struct TransferProgress: Sendable {
+    public var bytes: Int64
+    public var bytesPerSecond: Int64
+}

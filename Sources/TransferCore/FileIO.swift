@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed system call on a path: what was attempted, where, and errno.
+public struct FileIOError: Error, CustomStringConvertible, Sendable {
+    public var operation: String
+    public var path: String
+    public var errno: Int32
+
+    /// Records a failure; `errno` defaults to the calling thread's current value.
+    public init(_ operation: String, _ path: String, errno code: Int32? = nil) {
+        self.operation = operation
+        self.path = path
+        self.errno = code ?? Glibc.errno
+    }
+
+    public var description: String { "\(operation) \(path): \(String(cString: strerror(errno)))" }
+}
+
+/// Thin, errno-checked wrappers over the few system calls the journal and the engine need.
+enum FileIO {
+    /// Writes every byte, retrying short writes and EINTR.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileIOError) {
+        var written = 0
+        while written < bytes.count {
+            let n = write(fd, bytes.baseAddress.map { $0 + written }, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileIOError("write", path)
+            }
+            written += n
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(FileIOError) {
+        var failure: FileIOError?
+        bytes.withUnsafeBytes { raw in
+            do throws(FileIOError) { try writeAll(fd, raw, path: path) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    static func fdatasync(_ fd: Int32, path: String) throws(FileIOError) {
+        guard Glibc.fdatasync(fd) == 0 else { throw FileIOError("fdatasync", path) }
+    }
+
+    static func fsync(_ fd: Int32, path: String) throws(FileIOError) {
+        guard Glibc.fsync(fd) == 0 else { throw FileIOError("fsync", path) }
+    }
+
+    /// Makes a rename or creation inside `directory` durable.
+    static func syncDirectory(_ directory: String) throws(FileIOError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileIOError("open", directory) }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw FileIOError("fsync", directory) }
+    }
+
+    /// Reads a whole file; nil when it does not exist.
+    static func readFile(_ path: String) throws(FileIOError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw FileIOError("open", path)
+        }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileIOError("read", path)
+            }
+            if n == 0 { return result }
+            result.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// Creates or replaces `path` with `bytes`, synced, mode 0600.
+    static func writeFile(_ path: String, _ bytes: [UInt8]) throws(FileIOError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileIOError("open", path) }
+        defer { close(fd) }
+        try writeAll(fd, bytes, path: path)
+        try fsync(fd, path: path)
+    }
+
+    static func errorMessage(_ code: Int32) -> String { String(cString: strerror(code)) }
+}

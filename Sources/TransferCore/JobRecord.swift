@@ -1,0 +1,68 @@
+public import Foundation
+public import TransferProtocol
+
+/// Everything the daemon knows about a job, as stored in the journal. Unlike the wire `Job`,
+/// it carries header values, so it never leaves the daemon.
+public struct JobRecord: Codable, Sendable, Equatable {
+    public var id: String
+    /// Submission order: the scheduler starts queued jobs in this order.
+    public var order: UInt64
+    public var state: JobState
+    public var url: String
+    public var destination: String
+    public var headers: [String: String]
+    public var overwrite: Bool
+    public var owner: UInt32
+    /// Whether the client chose the id (so a resubmission with it is idempotent).
+    public var clientChosenID: Bool
+    public var createdAt: Date
+    public var startedAt: Date?
+    public var finishedAt: Date?
+    public var attempts: Int
+    public var error: JobError?
+    /// Bytes of the partial file known to be on disk (synced) at the last checkpoint,
+    /// or the final size once completed.
+    public var checkpointBytes: Int64
+    public var totalBytes: Int64?
+    /// The strong validator (ETag, else Last-Modified) of the representation being fetched.
+    public var validator: String?
+
+    /// The journal key of this job.
+    public var journalKey: String { Self.journalKey(id) }
+
+    public static func journalKey(_ id: String) -> String { "job/" + id }
+
+    /// The partial file beside the destination that receives the bytes until the job lands.
+    public var partialPath: String { PartialPath.for(destination: destination, jobID: id) }
+
+    /// The job as a client sees it, with live progress when the engine has it.
+    public func wireJob(liveBytes: Int64? = nil, bytesPerSecond: Int64? = nil) -> Job {
+        Job(
+            id: id, state: state, url: url, destination: destination,
+            bytesReceived: liveBytes ?? checkpointBytes, totalBytes: totalBytes,
+            bytesPerSecond: state == .running ? bytesPerSecond : nil,
+            createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
+            attempts: attempts, error: error, overwrite: overwrite,
+            headerNames: headers.keys.sorted(), owner: owner)
+    }
+
+    /// Whether `params` asks for the same transfer as this job (for idempotent resubmission).
+    func matches(_ params: Submit.Params) -> Bool {
+        url == params.url && destination == params.destination
+            && headers == (params.headers ?? [:]) && overwrite == (params.overwrite ?? false)
+    }
+}
+
+/// Names the partial file of a download.
+public enum PartialPath {
+    /// `<dir>/.<name>.<job id>.part`, shortened so it fits in a 255-byte file name.
+    public static func `for`(destination: String, jobID: String) -> String {
+        let slash = destination.lastIndex(of: "/") ?? destination.startIndex
+        let directory = String(destination[..<slash])
+        var name = String(destination[destination.index(after: slash)...])
+        let suffix = ".\(jobID).part"
+        let budget = 255 - 1 - suffix.utf8.count
+        while name.utf8.count > budget { name.removeLast() }
+        return directory + "/." + name + suffix
+    }
+}

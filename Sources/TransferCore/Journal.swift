@@ -1,0 +1,442 @@
+public import Logging
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why the journal cannot be used.
+public struct JournalError: Error, CustomStringConvertible, Sendable {
+    public enum Code: Sendable, Equatable {
+        /// A damaged record is followed by valid ones: the file is corrupt, not merely torn.
+        case corrupt
+        /// A write, sync, or rename failed; nothing after it was acknowledged.
+        case io
+        /// The journal failed earlier and accepts nothing more.
+        case failed
+        /// A key or value that cannot be stored.
+        case invalidInput
+    }
+
+    public var code: Code
+    public var message: String
+    public var description: String { message }
+}
+
+/// The durable key-value log behind every accepted job.
+///
+/// Writers call `commit(_:)`, which returns only once their records are written and
+/// `fdatasync`ed. Records of concurrent callers are written and synced together (group commit)
+/// on one serial queue, off the cooperative thread pool. The journal keeps the latest value of
+/// every live key in memory, so it can compact itself: when the file grows well past what the live
+/// keys need, it writes them to a temporary file, syncs it, renames it over the journal and syncs
+/// the directory. Any failed write or sync is fatal: the journal refuses everything afterwards
+/// and reports the failure through `onFatal`.
+public final class Journal: Sendable {
+    /// One change to commit.
+    public enum Change: Sendable {
+        case put(key: String, value: [UInt8])
+        case delete(key: String)
+    }
+
+    /// When compaction runs.
+    public struct CompactionPolicy: Sendable {
+        /// No compaction below this file size.
+        public var minimumBytes: Int
+        /// Compact when the file is this many times larger than the live records.
+        public var ratio: Int
+        public init(minimumBytes: Int = 1 << 20, ratio: Int = 4) {
+            self.minimumBytes = minimumBytes
+            self.ratio = ratio
+        }
+    }
+
+    /// The steps of a compaction, for tests that stop one part-way.
+    public enum CompactionStep: Sendable, Equatable {
+        case halfOfTemporaryWritten
+        case temporarySynced
+        case renamed
+        case directorySynced
+    }
+
+    struct SimulatedCrash: Error {}
+
+    /// Counters for tests and status.
+    public struct Statistics: Sendable, Equatable {
+        public var syncs = 0
+        public var recordsWritten = 0
+        public var compactions = 0
+        public var fileBytes = 0
+    }
+
+    private struct State {
+        var pending: [Change] = []
+        var waiters: [CheckedContinuation<Void, any Error>] = []
+        var drainScheduled = false
+        var failure: JournalError?
+        var fd: Int32
+        var nextSequence: UInt64
+        var live: [String: [UInt8]]
+        var liveBytes: Int
+        var statistics = Statistics()
+    }
+
+    /// The journal file.
+    public let path: String
+    /// The directory holding it.
+    public let directory: String
+    private let state: Mutex<State>
+    private let queue = DispatchQueue(label: "transferd.journal")
+    private let policy: CompactionPolicy
+    private let logger: Logger
+    private let onFatal: @Sendable (JournalError) -> Void
+
+    /// The name of the journal file inside the state directory.
+    public static let fileName = "journal.log"
+
+    /// Opens (creating if needed) the journal in `directory`, replaying it.
+    ///
+    /// A torn tail is cut off after a copy of the file is saved beside it; a damaged record
+    /// followed by valid ones throws `.corrupt` naming the file and the byte offset.
+    public init(
+        directory: String,
+        policy: CompactionPolicy = CompactionPolicy(),
+        logger: Logger,
+        onFatal: @escaping @Sendable (JournalError) -> Void = { _ in }
+    ) throws(JournalError) {
+        self.directory = directory
+        self.path = directory + "/" + Self.fileName
+        self.policy = policy
+        self.logger = logger
+        self.onFatal = onFatal
+        let recovered = try Self.recover(path: path, directory: directory, logger: logger)
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw JournalError(code: .io, message: "cannot open the journal: \(FileIOError("open", path))")
+        }
+        if recovered.created {
+            do throws(FileIOError) {
+                try FileIO.fsync(fd, path: path)
+                try FileIO.syncDirectory(directory)
+            } catch {
+                close(fd)
+                throw JournalError(code: .io, message: "cannot create the journal: \(error)")
+            }
+        }
+        var initial = State(
+            fd: fd, nextSequence: recovered.lastSequence + 1, live: recovered.live,
+            liveBytes: recovered.live.reduce(0) { $0 + Self.estimatedLineBytes(key: $1.key, value: $1.value) })
+        initial.statistics.fileBytes = recovered.fileBytes
+        state = Mutex(initial)
+    }
+
+    deinit {
+        _ = state.withLock { close($0.fd) }
+    }
+
+    /// The latest value of every live key, as replayed from disk and changed since.
+    public var values: [String: [UInt8]] { state.withLock { $0.live } }
+
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Writes `changes` and returns once they are on disk.
+    public func commit(_ changes: [Change]) async throws {
+        for change in changes where !Self.isStorable(change) {
+            throw JournalError(code: .invalidInput, message: "journal change \(change) is not storable")
+        }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let schedule: Bool = state.withLock { state in
+                if let failure = state.failure {
+                    continuation.resume(throwing: JournalError(code: .failed, message: "the journal failed earlier: \(failure.message)"))
+                    return false
+                }
+                state.pending.append(contentsOf: changes)
+                state.waiters.append(continuation)
+                if state.drainScheduled { return false }
+                state.drainScheduled = true
+                return true
+            }
+            if schedule { queue.async { self.drain() } }
+        }
+    }
+
+    /// Queues `changes` for writing in call order without waiting for the disk: for records
+    /// that acknowledge nothing (progress, state the journal replay would recover anyway).
+    /// A failure is still fatal, through `onFatal`.
+    public func write(_ changes: [Change]) {
+        let schedule: Bool = state.withLock { state in
+            guard state.failure == nil else { return false }
+            state.pending.append(contentsOf: changes.filter(Self.isStorable))
+            if state.drainScheduled { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    private static func isStorable(_ change: Change) -> Bool {
+        switch change {
+        case .put(let key, let value): return JournalRecord.isValidKey(key) && !value.contains(UInt8(ascii: "\n"))
+        case .delete(let key): return JournalRecord.isValidKey(key)
+        }
+    }
+
+    /// Returns once everything committed before the call is on disk.
+    public func sync() async throws { try await commit([]) }
+
+    /// Compacts now, whatever the policy says. `stopAfter` simulates a crash after that step.
+    public func compact(stopAfter step: CompactionStep? = nil) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                do {
+                    try self.compactNow(stopAfter: step)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    private func drain() {
+        while true {
+            let (changes, waiters, fd, failed) = state.withLock { state in
+                let taken = (state.pending, state.waiters, state.fd, state.failure != nil)
+                state.pending = []
+                state.waiters = []
+                if taken.0.isEmpty && taken.1.isEmpty { state.drainScheduled = false }
+                return taken
+            }
+            if changes.isEmpty && waiters.isEmpty { return }
+            if failed {
+                let error = JournalError(code: .failed, message: "the journal failed earlier")
+                waiters.forEach { $0.resume(throwing: error) }
+                continue
+            }
+            if changes.isEmpty {
+                waiters.forEach { $0.resume() }
+                continue
+            }
+            do throws(FileIOError) {
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(changes.count * 512)
+                var sequence = state.withLock { $0.nextSequence }
+                for change in changes {
+                    record(for: change, sequence: sequence).encode(into: &bytes)
+                    sequence += 1
+                }
+                try FileIO.writeAll(fd, bytes, path: path)
+                try FileIO.fdatasync(fd, path: path)
+                let shouldCompact: Bool = state.withLock { state in
+                    state.nextSequence = sequence
+                    for change in changes { Self.apply(change, to: &state) }
+                    state.statistics.syncs += 1
+                    state.statistics.recordsWritten += changes.count
+                    state.statistics.fileBytes += bytes.count
+                    return state.statistics.fileBytes >= policy.minimumBytes
+                        && state.statistics.fileBytes >= policy.ratio * max(state.liveBytes, 1)
+                }
+                waiters.forEach { $0.resume() }
+                if shouldCompact {
+                    do {
+                        try compactNow(stopAfter: nil)
+                    } catch let error as JournalError {
+                        fail(error, waiters: [])
+                    } catch {
+                        fail(JournalError(code: .io, message: "compaction failed: \(error)"), waiters: [])
+                    }
+                }
+            } catch {
+                fail(JournalError(code: .io, message: "journal write failed: \(error)"), waiters: waiters)
+            }
+        }
+    }
+
+    private func fail(_ error: JournalError, waiters: [CheckedContinuation<Void, any Error>]) {
+        state.withLock { state in if state.failure == nil { state.failure = error } }
+        logger.critical("journal failure: nothing more will be acknowledged", metadata: ["error": "\(error.message)"])
+        waiters.forEach { $0.resume(throwing: error) }
+        onFatal(error)
+    }
+
+    private func record(for change: Change, sequence: UInt64) -> JournalRecord {
+        switch change {
+        case .put(let key, let value):
+            return JournalRecord(sequence: sequence, operation: .put, key: key, value: value)
+        case .delete(let key):
+            return JournalRecord(sequence: sequence, operation: .delete, key: key, value: [])
+        }
+    }
+
+    private static func apply(_ change: Change, to state: inout State) {
+        switch change {
+        case .put(let key, let value):
+            if let old = state.live[key] { state.liveBytes -= estimatedLineBytes(key: key, value: old) }
+            state.live[key] = value
+            state.liveBytes += estimatedLineBytes(key: key, value: value)
+        case .delete(let key):
+            if let old = state.live.removeValue(forKey: key) {
+                state.liveBytes -= estimatedLineBytes(key: key, value: old)
+            }
+        }
+    }
+
+    private static func estimatedLineBytes(key: String, value: [UInt8]) -> Int {
+        key.utf8.count + value.count + 40
+    }
+
+    // MARK: - Compaction
+
+    private var temporaryPath: String { path + ".compact" }
+
+    /// Runs on `queue`. Writes the live records to a temporary file, syncs it, renames it over
+    /// the journal and syncs the directory; a crash at any point leaves the old or the new file.
+    private func compactNow(stopAfter step: CompactionStep?) throws {
+        let (live, firstSequence) = state.withLock { ($0.live, $0.nextSequence) }
+        var bytes: [UInt8] = []
+        var sequence = firstSequence
+        for key in live.keys.sorted() {
+            guard let value = live[key] else { continue }
+            JournalRecord(sequence: sequence, operation: .put, key: key, value: value).encode(into: &bytes)
+            sequence += 1
+        }
+        let temporary = temporaryPath
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalError(code: .io, message: "compaction: \(FileIOError("open", temporary))") }
+        var newFileOpen = true
+        defer { if newFileOpen { close(fd) } }
+        do throws(FileIOError) {
+            if step == .halfOfTemporaryWritten {
+                try FileIO.writeAll(fd, Array(bytes.prefix(bytes.count / 2)), path: temporary)
+                throw FileIOError(SimulatedCrashMarker())
+            }
+            try FileIO.writeAll(fd, bytes, path: temporary)
+            try FileIO.fsync(fd, path: temporary)
+            if step == .temporarySynced { throw FileIOError(SimulatedCrashMarker()) }
+            guard rename(temporary, path) == 0 else { throw FileIOError("rename", temporary) }
+            if step == .renamed { throw FileIOError(SimulatedCrashMarker()) }
+            try FileIO.syncDirectory(directory)
+            if step == .directorySynced { throw FileIOError(SimulatedCrashMarker()) }
+        } catch let error where error.errno == SimulatedCrashMarker.errnoValue {
+            throw SimulatedCrash()
+        } catch {
+            throw JournalError(code: .io, message: "compaction failed: \(error)")
+        }
+        // The new file is the journal now; append to it from here on.
+        newFileOpen = false
+        state.withLock { state in
+            close(state.fd)
+            state.fd = fd
+            state.nextSequence = sequence
+            state.statistics.fileBytes = bytes.count
+            state.statistics.compactions += 1
+        }
+        logger.debug("journal compacted", metadata: ["live": "\(live.count)", "bytes": "\(bytes.count)"])
+    }
+
+    // MARK: - Recovery
+
+    struct Recovered {
+        var live: [String: [UInt8]] = [:]
+        var lastSequence: UInt64 = 0
+        var fileBytes = 0
+        var created = false
+    }
+
+    static func recover(path: String, directory: String, logger: Logger) throws(JournalError) -> Recovered {
+        // A temporary file left by an interrupted compaction was never renamed: the journal is intact.
+        unlink(path + ".compact")
+        let data: [UInt8]
+        do throws(FileIOError) {
+            guard let contents = try FileIO.readFile(path) else {
+                return Recovered(created: true)
+            }
+            data = contents
+        } catch {
+            throw JournalError(code: .io, message: "cannot read the journal: \(error)")
+        }
+        var recovered = Recovered()
+        var offset = 0
+        while offset < data.count {
+            switch JournalRecord.decode(data, at: offset) {
+            case .success(let (record, next)):
+                guard record.sequence > recovered.lastSequence else {
+                    throw corruption(path: path, offset: offset, detail: "sequence number \(record.sequence) does not increase")
+                }
+                recovered.lastSequence = record.sequence
+                switch record.operation {
+                case .put: recovered.live[record.key] = record.value
+                case .delete: recovered.live.removeValue(forKey: record.key)
+                }
+                offset = next
+            case .failure(let failure):
+                if validRecordExists(in: data, after: offset) {
+                    throw corruption(path: path, offset: offset, detail: "\(failure)")
+                }
+                try cutTornTail(path: path, data: data, offset: offset, logger: logger)
+                recovered.fileBytes = offset
+                return recovered
+            }
+        }
+        recovered.fileBytes = data.count
+        return recovered
+    }
+
+    private static func corruption(path: String, offset: Int, detail: String) -> JournalError {
+        JournalError(
+            code: .corrupt,
+            message: "the journal \(path) is corrupt at byte offset \(offset) (\(detail)), and valid records follow; "
+                + "transferd will not guess which jobs to drop. Keep a copy of the file for inspection, then either "
+                + "restore it from a backup or move it aside to start with an empty journal.")
+    }
+
+    /// Whether any line after the one starting at `offset` is a valid record on its own.
+    private static func validRecordExists(in data: [UInt8], after offset: Int) -> Bool {
+        guard var cursor = data[offset...].firstIndex(of: UInt8(ascii: "\n")).map({ $0 + 1 }) else { return false }
+        while cursor < data.count {
+            switch JournalRecord.decode(data, at: cursor) {
+            case .success: return true
+            case .failure(.incomplete): return false
+            case .failure:
+                guard let newline = data[cursor...].firstIndex(of: UInt8(ascii: "\n")) else { return false }
+                cursor = newline + 1
+            }
+        }
+        return false
+    }
+
+    private static func cutTornTail(path: String, data: [UInt8], offset: Int, logger: Logger) throws(JournalError) {
+        var copy = path + ".torn-\(time(nil))"
+        var suffix = 1
+        while access(copy, F_OK) == 0 {
+            copy = path + ".torn-\(time(nil))-\(suffix)"
+            suffix += 1
+        }
+        do throws(FileIOError) {
+            try FileIO.writeFile(copy, data)
+            guard truncate(path, off_t(offset)) == 0 else { throw FileIOError("truncate", path) }
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw FileIOError("open", path) }
+            defer { close(fd) }
+            try FileIO.fsync(fd, path: path)
+        } catch {
+            throw JournalError(code: .io, message: "cannot cut the torn tail of the journal: \(error)")
+        }
+        logger.warning(
+            "journal had a torn tail (an interrupted write); cut it off",
+            metadata: ["file": "\(path)", "offset": "\(offset)", "dropped_bytes": "\(data.count - offset)", "copy": "\(copy)"])
+    }
+}
+
+/// Marks a simulated crash inside compaction's throwing block, which only throws FileIOError.
+private struct SimulatedCrashMarker {
+    static let errnoValue: Int32 = -424242
+}
+
+extension FileIOError {
+    fileprivate init(_ marker: SimulatedCrashMarker) {
+        self.init("simulated crash", "", errno: SimulatedCrashMarker.errnoValue)
+    }
+}

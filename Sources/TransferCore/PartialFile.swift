@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The open partial file of a download. Closed when the last user (the transfer or a pending
+/// checkpoint sync) lets go of it, so a sync never runs on a closed or reused descriptor.
+final class PartialFile: Sendable {
+    let fd: Int32
+    let path: String
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close(fd) }
+
+    /// Opens (creating, mode 0600) the partial file, without following a symlink at its place,
+    /// and cuts it to `keeping` bytes, or to 0 when it is shorter than that.
+    /// Returns the file and the offset the transfer continues from.
+    static func open(path: String, keeping: Int64) throws(FileIOError) -> (PartialFile, Int64) {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw FileIOError("open", path) }
+        let file = PartialFile(fd: fd, path: path)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileIOError("stat", path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw FileIOError("open", path, errno: EINVAL) }
+        let offset = Int64(info.st_size) >= keeping ? keeping : 0
+        try file.truncate(to: offset)
+        return (file, offset)
+    }
+
+    /// Cuts the file to `length` bytes and positions writes there.
+    func truncate(to length: Int64) throws(FileIOError) {
+        guard ftruncate(fd, off_t(length)) == 0 else { throw FileIOError("truncate", path) }
+        guard lseek(fd, off_t(length), SEEK_SET) == off_t(length) else { throw FileIOError("seek", path) }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+import TransferProtocol
+
+/// One running transfer inside the engine.
+///
+/// `@unchecked Sendable`: the plain stored properties are read and written only on the engine's
+/// serial delegate queue (the delegate callbacks, and the start and finish steps that run there);
+/// what other threads read or change is in `control` (locked) or in atomics.
+final class TransferContext: @unchecked Sendable {
+    /// Why the transfer is not simply running.
+    enum Phase: Equatable {
+        case active
+        /// Cancelled to let the disk catch up; continues with a ranged request.
+        case pausing
+        /// Cancelled by the user: the partial file is removed.
+        case cancelling
+        /// Stopped for shutdown: the partial file is synced and kept.
+        case stopping
+        /// Moving the file into place: it can no longer be cancelled.
+        case landing
+    }
+
+    struct Control {
+        var phase: Phase = .active
+        var task: URLSessionDataTask?
+    }
+
+    let request: TransferRequest
+    let control = Mutex(Control())
+    /// Bytes written so far, for status readers on other threads.
+    let progress: Atomic<Int64>
+    let rate = Atomic<Int64>(0)
+    let checkpointInFlight = Atomic<Bool>(false)
+
+    var file: PartialFile
+    var offset: Int64
+    var totalBytes: Int64?
+    var validator: String?
+    var acceptsRanges = false
+    var statusCode = 0
+    /// Set when the answer means the transfer must start over from byte 0.
+    var restartFromZero = false
+    /// Set when a 416 showed the partial file already holds the whole representation.
+    var alreadyComplete = false
+    var failure: JobError?
+    var lastCheckpointOffset: Int64
+    var lastCheckpointTime: UInt64
+    var rateSampleTime: UInt64
+    var rateSampleOffset: Int64
+
+    init(request: TransferRequest, file: PartialFile, offset: Int64) {
+        self.request = request
+        self.file = file
+        self.offset = offset
+        self.progress = Atomic(offset)
+        self.totalBytes = request.totalBytes
+        self.validator = request.validator
+        self.lastCheckpointOffset = offset
+        let now = MonotonicClock.nanoseconds()
+        self.lastCheckpointTime = now
+        self.rateSampleTime = now
+        self.rateSampleOffset = offset
+    }
+
+    var phase: Phase { control.withLock { $0.phase } }
+}

@@ -1,1 +1,0 @@
-// The transfer core: job model, journal, scheduler and engine.

@@ -1,0 +1,74 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+public import Logging
+import Synchronization
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one `URLSession` of the daemon and what it writes to disk.
+///
+/// Downloads are data tasks whose delegate streams bytes into a partial file beside the
+/// destination. FoundationNetworking queues received chunks to the delegate queue without limit,
+/// and `suspend()` would restart a request from byte 0, so back-pressure works by cancelling a
+/// task when too many chunks wait and continuing with a ranged request once they have drained.
+/// The engine never writes the journal: it reports `EngineEvent`s and the core decides.
+public final class TransferEngine: Sendable {
+    private let session: URLSession
+    private let delegate: EngineDelegate
+
+    /// Events about every transfer, in order per job.
+    public let events: AsyncStream<EngineEvent>
+
+    public init(configuration: EngineConfiguration, logger: Logger) {
+        let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
+        self.events = events
+        let queue = OperationQueue()
+        queue.name = "transferd.engine.delegate"
+        queue.maxConcurrentOperationCount = 1
+        let delegate = EngineDelegate(
+            configuration: configuration, queue: queue, logger: logger, events: continuation)
+        self.delegate = delegate
+        let sessionConfiguration = URLSessionConfiguration.default
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.httpCookieStorage = nil
+        sessionConfiguration.httpShouldSetCookies = false
+        sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        sessionConfiguration.timeoutIntervalForRequest = configuration.idleTimeout
+        sessionConfiguration.timeoutIntervalForResource = 7 * 24 * 3600
+        session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
+        delegate.session = session
+    }
+
+    /// Starts a transfer; its outcome arrives as events.
+    public func start(_ request: TransferRequest) {
+        delegate.start(request)
+    }
+
+    /// Cancels a transfer and removes its partial file. Returns false when it is already
+    /// landing at its destination (it will complete) or not running.
+    public func cancel(jobID: String) -> Bool {
+        delegate.cancel(jobID: jobID)
+    }
+
+    /// Stops every transfer, syncing each partial file, and returns the bytes kept per job.
+    public func stopAll() async -> [String: Int64] {
+        await delegate.stopAll()
+    }
+
+    /// Live progress of a running transfer.
+    public func progress(jobID: String) -> TransferProgress? {
+        delegate.progress(jobID: jobID)
+    }
+
+    /// The ids of the transfers running now.
+    public var runningJobIDs: [String] { delegate.runningJobIDs }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+}

@@ -1,0 +1,326 @@
+public import Foundation
+public import Logging
+public import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The core: owns the jobs, writes every change to the journal first, schedules transfers in
+/// submission order, and turns the engine's reports into job states. It never touches the socket.
+public actor TransferManager {
+    private let journal: Journal
+    private let engine: TransferEngine
+    private let logger: Logger
+    private var configuration: CoreConfiguration
+    private var jobs: [String: JobRecord] = [:]
+    /// Queued job ids in the order they start.
+    private var queue: [String] = []
+    private var running: Set<String> = []
+    private var nextOrder: UInt64 = 1
+    private var acceptingWork = true
+    private let encoder = WireCoding.encoder()
+
+    /// Replays the jobs in `journal`. Jobs that were running when the daemon stopped are queued
+    /// again, ahead of the others, and resume from their last checkpoint.
+    public init(journal: Journal, engine: TransferEngine, configuration: CoreConfiguration, logger: Logger) throws {
+        self.journal = journal
+        self.engine = engine
+        self.configuration = configuration
+        self.logger = logger
+        let decoder = WireCoding.decoder()
+        var recovered: [JobRecord] = []
+        for (key, value) in journal.values where key.hasPrefix("job/") {
+            do {
+                recovered.append(try decoder.decode(JobRecord.self, from: Data(value)))
+            } catch {
+                throw JournalError(
+                    code: .corrupt,
+                    message: "the journal \(journal.path) holds a record for \(key) that this version cannot read (\(error)); "
+                        + "run the transferd version that wrote it, or move the journal aside")
+            }
+        }
+        recovered.sort { $0.order < $1.order }
+        var requeued: [JobRecord] = []
+        for var job in recovered {
+            if job.state == .running {
+                job.state = .queued
+                requeued.append(job)
+            }
+            jobs[job.id] = job
+            nextOrder = max(nextOrder, job.order + 1)
+        }
+        queue = requeued.map(\.id) + recovered.filter { $0.state == .queued }.map(\.id)
+        if !requeued.isEmpty {
+            logger.info("resuming interrupted transfers", metadata: ["count": "\(requeued.count)"])
+        }
+    }
+
+    // MARK: - Requests
+
+    /// Accepts a download; returns once its record is on disk.
+    public func submit(_ params: Submit.Params, owner: UInt32) async throws(RPCError) -> Job {
+        guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
+        if let id = params.id {
+            try SubmitValidator.validateID(id)
+            if let existing = jobs[id] {
+                guard existing.clientChosenID, existing.owner == owner, existing.matches(params) else {
+                    throw RPCError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                }
+                // The first submit may still be syncing; answer only once it is durable.
+                try await sync()
+                return view(existing)
+            }
+        }
+        let url = try SubmitValidator.validateURL(params.url)
+        try SubmitValidator.validateHeaders(params.headers ?? [:])
+        let overwrite = params.overwrite ?? false
+        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite)
+        if let busy = jobs.values.first(where: { !$0.state.isTerminal && $0.destination == params.destination }) {
+            throw RPCError(.destinationBusy, "job \(busy.id) is already downloading to \(params.destination): wait for it or cancel it first")
+        }
+        let id = params.id ?? newJobID()
+        let job = JobRecord(
+            id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
+            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, clientChosenID: params.id != nil,
+            createdAt: Date(), attempts: 0, checkpointBytes: 0)
+        nextOrder += 1
+        jobs[id] = job
+        do {
+            try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
+        } catch {
+            jobs[id] = nil
+            throw RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
+        }
+        logger.info("job accepted", metadata: ["job": "\(id)", "url": "\(Redaction.url(url))"])
+        // A cancel may have arrived while the record was syncing.
+        if jobs[id]?.state == .queued {
+            queue.append(id)
+            schedule()
+        }
+        return view(jobs[id] ?? job)
+    }
+
+    /// One job, or the caller's jobs in submission order, optionally filtered by state.
+    /// Root (uid 0) sees every job; others see only their own.
+    public func status(id: String?, states: [JobState]?, caller: UInt32) throws(RPCError) -> [Job] {
+        if let id {
+            return [view(try visibleJob(id, caller: caller))]
+        }
+        let wanted = states.map(Set.init)
+        return jobs.values
+            .filter { caller == 0 || $0.owner == caller }
+            .filter { wanted?.contains($0.state) ?? true }
+            .sorted { $0.order < $1.order }
+            .map(view)
+    }
+
+    /// Cancels a queued or running job and removes its partial file.
+    public func cancel(id: String, caller: UInt32) async throws(RPCError) -> Job {
+        var job = try visibleJob(id, caller: caller)
+        guard !job.state.isTerminal else {
+            let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
+            throw RPCError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
+        }
+        if job.state == .running {
+            guard engine.cancel(jobID: id) else {
+                throw RPCError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
+            }
+        } else {
+            queue.removeAll { $0 == id }
+            unlink(job.partialPath)
+        }
+        job.state = .cancelled
+        job.finishedAt = Date()
+        jobs[id] = job
+        do {
+            try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
+        } catch {
+            throw RPCError(.internalError, "the cancellation could not be written to the journal (\(error))")
+        }
+        logger.info("job cancelled", metadata: ["job": "\(id)"])
+        return view(job)
+    }
+
+    /// Returns once everything acknowledged so far is durable.
+    private func sync() async throws(RPCError) {
+        do {
+            try await journal.sync()
+        } catch {
+            throw RPCError(.internalError, "the journal could not be synced (\(error))")
+        }
+    }
+
+    // MARK: - Engine reports
+
+    /// Applies the engine's reports until its stream ends.
+    public func run() async {
+        for await event in engine.events {
+            handle(event)
+        }
+    }
+
+    func handle(_ event: EngineEvent) {
+        guard var job = jobs[event.jobID] else { return }
+        switch event {
+        case .responded(_, let total, let validator, let startOffset):
+            guard job.state == .running else { return }
+            job.totalBytes = total
+            job.validator = validator
+            if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
+            save(job)
+        case .checkpoint(_, let bytes):
+            guard job.state == .running else { return }
+            job.checkpointBytes = bytes
+            save(job)
+        case .completed(_, let bytes):
+            running.remove(job.id)
+            if job.state == .running {
+                job.state = .completed
+                job.finishedAt = Date()
+                job.checkpointBytes = bytes
+                job.totalBytes = bytes
+                job.error = nil
+                save(job)
+                logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)"])
+            }
+            schedule()
+        case .failed(_, let error):
+            running.remove(job.id)
+            if job.state == .running {
+                job.state = .failed
+                job.finishedAt = Date()
+                job.error = error
+                save(job)
+                logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
+            }
+            schedule()
+        case .stopped(_, let bytes):
+            running.remove(job.id)
+            if job.state == .running {
+                // Stopped for shutdown: it stays running in the journal and resumes on restart.
+                job.checkpointBytes = bytes
+                save(job)
+            }
+            schedule()
+        }
+    }
+
+    // MARK: - Scheduling
+
+    private func schedule() {
+        while acceptingWork, running.count < configuration.maxConcurrentTransfers, !queue.isEmpty {
+            let id = queue.removeFirst()
+            guard var job = jobs[id], job.state == .queued, let url = URL(string: job.url) else { continue }
+            job.state = .running
+            job.startedAt = job.startedAt ?? Date()
+            job.attempts += 1
+            save(job)
+            running.insert(id)
+            engine.start(
+                TransferRequest(
+                    jobID: id, url: url, headers: job.headers, destination: job.destination,
+                    partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
+                    validator: job.validator, totalBytes: job.totalBytes))
+        }
+    }
+
+    /// Starts queued jobs; call once after the daemon is ready.
+    public func start() {
+        schedule()
+    }
+
+    /// Applies a new configuration: more slots start queued jobs at once; fewer let running ones finish.
+    public func reconfigure(_ configuration: CoreConfiguration) {
+        self.configuration = configuration
+        schedule()
+    }
+
+    /// Stops taking work, stops every transfer with its partial file synced, and records how far
+    /// each got, so all of them resume after a restart.
+    public func shutdown() async {
+        acceptingWork = false
+        let kept = await engine.stopAll()
+        for (id, bytes) in kept {
+            guard var job = jobs[id], job.state == .running else { continue }
+            job.checkpointBytes = bytes
+            save(job)
+        }
+        try? await journal.sync()
+    }
+
+    /// Drops finished jobs older than the retention period.
+    public func dropExpired(now: Date = Date()) {
+        let retention = Double(configuration.finishedJobRetention.components.seconds)
+        let expired = jobs.values.filter { job in
+            guard job.state.isTerminal, let finished = job.finishedAt else { return false }
+            return now.timeIntervalSince(finished) >= retention
+        }
+        guard !expired.isEmpty else { return }
+        for job in expired { jobs[job.id] = nil }
+        journal.write(expired.map { .delete(key: $0.journalKey) })
+        logger.debug("dropped expired jobs", metadata: ["count": "\(expired.count)"])
+    }
+
+    /// Counts for status lines.
+    public var counts: (running: Int, queued: Int, total: Int) {
+        (running.count, queue.count, jobs.count)
+    }
+
+    /// Summed live rate of the running transfers, in bytes per second.
+    public var aggregateRate: Int64 {
+        running.reduce(0) { $0 + (engine.progress(jobID: $1)?.bytesPerSecond ?? 0) }
+    }
+
+    // MARK: - Helpers
+
+    private func visibleJob(_ id: String, caller: UInt32) throws(RPCError) -> JobRecord {
+        guard let job = jobs[id], caller == 0 || job.owner == caller else {
+            throw RPCError(.noSuchJob, "no such job: \(id.prefix(Limits.maxJobIDLength)) (see transferctl status for your jobs)")
+        }
+        return job
+    }
+
+    private func view(_ job: JobRecord) -> Job {
+        guard job.state == .running, let progress = engine.progress(jobID: job.id) else { return job.wireJob() }
+        return job.wireJob(liveBytes: progress.bytes, bytesPerSecond: progress.bytesPerSecond)
+    }
+
+    private func save(_ job: JobRecord) {
+        jobs[job.id] = job
+        guard let value = try? encode(job) else {
+            logger.error("cannot encode a job record", metadata: ["job": "\(job.id)"])
+            return
+        }
+        journal.write([.put(key: job.journalKey, value: value)])
+    }
+
+    private func encode(_ job: JobRecord) throws -> [UInt8] {
+        Array(try encoder.encode(job))
+    }
+
+    private func newJobID() -> String {
+        while true {
+            let id = String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(to: 16)
+            if jobs[id] == nil { return id }
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}
+
+/// Keeps credentials out of logs.
+public enum Redaction {
+    /// The URL without user or password.
+    public static func url(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.absoluteString
+        }
+        components.user = nil
+        components.password = nil
+        return components.string ?? "(url hidden)"
+    }
+}
