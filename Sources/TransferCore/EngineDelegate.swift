@@ -466,6 +466,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let bytes = context.offset
         ioQueue.async {
             do throws(FileIOError) {
+                // Partial files are private; the landed file gets the mode the daemon's umask allows.
+                guard fchmod(file.fd, 0o666 & ~Self.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
                 try FileIO.fsync(file.fd, path: file.path)
                 try Self.moveIntoPlace(file.path, request.destination, overwrite: request.overwrite)
                 let slash = request.destination.lastIndex(of: "/") ?? request.destination.startIndex
@@ -501,6 +503,13 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     // MARK: - Helpers
+
+    /// The process's umask, read once (reading it means setting it, so never do it concurrently).
+    static let processUmask: mode_t = {
+        let mask = umask(0o022)
+        umask(mask)
+        return mask
+    }()
 
     static func diskError(_ error: FileIOError, writing path: String) -> JobError {
         let hint: String

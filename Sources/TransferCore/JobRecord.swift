@@ -14,7 +14,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var overwrite: Bool
     public var owner: UInt32
     /// Whether the client chose the id (so a resubmission with it is idempotent).
-    public var clientChosenID: Bool
+    public var idChosenByClient: Bool
     public var createdAt: Date
     public var startedAt: Date?
     public var finishedAt: Date?

@@ -24,6 +24,7 @@ public final class TransferEngine: Sendable {
     public let events: AsyncStream<EngineEvent>
 
     public init(configuration: EngineConfiguration, logger: Logger) {
+        _ = EngineDelegate.processUmask
         let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
         self.events = events
         let queue = OperationQueue()

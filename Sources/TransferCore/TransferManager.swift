@@ -63,7 +63,7 @@ public actor TransferManager {
         if let id = params.id {
             try SubmitValidator.validateID(id)
             if let existing = jobs[id] {
-                guard existing.clientChosenID, existing.owner == owner, existing.matches(params) else {
+                guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
                     throw RPCError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
                 }
                 // The first submit may still be syncing; answer only once it is durable.
@@ -81,7 +81,7 @@ public actor TransferManager {
         let id = params.id ?? newJobID()
         let job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
-            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, clientChosenID: params.id != nil,
+            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, idChosenByClient: params.id != nil,
             createdAt: Date(), attempts: 0, checkpointBytes: 0)
         nextOrder += 1
         jobs[id] = job

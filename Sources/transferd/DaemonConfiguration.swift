@@ -1,0 +1,121 @@
+import Configuration
+import Foundation
+import Logging
+import SystemPackage
+import TransferCore
+import TransferProtocol
+
+/// The daemon's settings: defaults, then the JSON file, then `TRANSFERD_*` environment variables.
+/// Every key is documented in `config/transferd.json`.
+struct DaemonConfiguration: Sendable, Equatable {
+    var maxConcurrentTransfers = 4
+    var finishedJobRetentionSeconds = 7 * 24 * 3600
+    var checkpointBytes = 8 << 20
+    var checkpointIntervalSeconds = 2
+    var idleTimeoutSeconds = 60
+    var socketMode = "0660"
+    var logLevel = "info"
+    var shutdownTimeoutSeconds = 20
+    var maxConnections = 256
+    var retentionSweepSeconds = 60
+
+    /// Every key the file may hold.
+    static let keys = [
+        "max_concurrent_transfers", "finished_job_retention_seconds", "checkpoint_bytes",
+        "checkpoint_interval_seconds", "idle_timeout_seconds", "socket_mode", "log_level",
+        "shutdown_timeout_seconds", "max_connections", "retention_sweep_seconds",
+    ]
+
+    var core: CoreConfiguration {
+        CoreConfiguration(
+            maxConcurrentTransfers: maxConcurrentTransfers,
+            finishedJobRetention: .seconds(finishedJobRetentionSeconds))
+    }
+
+    var engine: EngineConfiguration {
+        var engine = EngineConfiguration()
+        engine.checkpointBytes = Int64(checkpointBytes)
+        engine.checkpointInterval = .seconds(checkpointIntervalSeconds)
+        engine.idleTimeout = TimeInterval(idleTimeoutSeconds)
+        engine.maximumConnectionsPerHost = max(6, maxConcurrentTransfers)
+        return engine
+    }
+
+    var logLevelValue: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
+
+    var socketModeValue: mode_t { mode_t(socketMode, radix: 8) ?? 0o660 }
+}
+
+/// A configuration problem, naming the key or file and what to do.
+struct ConfigurationError: Error, CustomStringConvertible {
+    var description: String
+}
+
+extension DaemonConfiguration {
+    /// Loads the file at `path` (when given or when the system file exists) and the environment.
+    static func load(path explicitPath: String?, environment: [String: String]) async throws -> (DaemonConfiguration, String?) {
+        var path = explicitPath ?? environment["TRANSFERD_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        if path == nil, FileManager.default.fileExists(atPath: DefaultPaths.systemConfigFile) {
+            path = DefaultPaths.systemConfigFile
+        }
+        var fileKeys: Set<String> = []
+        var providers: [any ConfigProvider] = [
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["transferd"])
+        ]
+        if let path {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(description: "cannot read the configuration file \(path): check that it exists and is readable, or pass another with --config")
+            }
+            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ConfigurationError(description: "the configuration file \(path) is not a JSON object: see config/transferd.json for the format")
+            }
+            fileKeys = Set(object.keys)
+            if let unknown = fileKeys.subtracting(keys).sorted().first {
+                throw ConfigurationError(description: "unknown key '\(unknown)' in \(path): the known keys are \(keys.joined(separator: ", "))")
+            }
+            providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(path)))
+        }
+        let reader = ConfigReader(providers: providers)
+        let source = path ?? "the environment"
+        func present(_ key: String) -> Bool {
+            fileKeys.contains(key) || environment["TRANSFERD_" + key.uppercased()] != nil
+        }
+        func int(_ key: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
+            guard let value = reader.int(forKey: ConfigKey(key)) else {
+                if present(key) {
+                    throw ConfigurationError(description: "\(key) in \(source) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+                }
+                return fallback
+            }
+            guard range.contains(value) else {
+                throw ConfigurationError(description: "\(key) in \(source) is \(value): it must be in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return value
+        }
+        func string(_ key: String, _ fallback: String, valid: (String) -> Bool, expected: String) throws -> String {
+            guard let value = reader.string(forKey: ConfigKey(key)) else {
+                if present(key) { throw ConfigurationError(description: "\(key) in \(source) must be a string: \(expected)") }
+                return fallback
+            }
+            guard valid(value) else { throw ConfigurationError(description: "\(key) in \(source) is '\(value)': expected \(expected)") }
+            return value
+        }
+        var config = DaemonConfiguration()
+        config.maxConcurrentTransfers = try int("max_concurrent_transfers", config.maxConcurrentTransfers, 1...1024)
+        config.finishedJobRetentionSeconds = try int("finished_job_retention_seconds", config.finishedJobRetentionSeconds, 0...(10 * 365 * 86400))
+        config.checkpointBytes = try int("checkpoint_bytes", config.checkpointBytes, (64 << 10)...(1 << 34))
+        config.checkpointIntervalSeconds = try int("checkpoint_interval_seconds", config.checkpointIntervalSeconds, 1...3600)
+        config.idleTimeoutSeconds = try int("idle_timeout_seconds", config.idleTimeoutSeconds, 1...86400)
+        config.shutdownTimeoutSeconds = try int("shutdown_timeout_seconds", config.shutdownTimeoutSeconds, 1...3600)
+        config.maxConnections = try int("max_connections", config.maxConnections, 1...65536)
+        config.retentionSweepSeconds = try int("retention_sweep_seconds", config.retentionSweepSeconds, 1...86400)
+        config.socketMode = try string(
+            "socket_mode", config.socketMode,
+            valid: { mode_t($0, radix: 8).map { $0 & ~0o770 == 0 && $0 & 0o600 == 0o600 } ?? false },
+            expected: "an octal mode no wider than 0770 that lets the owner read and write, such as \"0660\" or \"0600\"")
+        config.logLevel = try string(
+            "log_level", config.logLevel, valid: { Logger.Level(rawValue: $0) != nil },
+            expected: "one of trace, debug, info, notice, warning, error, critical")
+        return (config, path)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TransferCore
+
+/// Runs the core: applies engine reports, drops expired jobs, keeps systemd's STATUS current, and
+/// on shutdown checkpoints every running transfer within a bounded time.
+struct ManagerService: Service {
+    let manager: TransferManager
+    let configuration: DaemonConfiguration
+    let logger: Logger
+
+    func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await manager.run() }
+            group.addTask { await housekeeping() }
+            await withGracefulShutdownHandler {
+                try? await gracefulShutdown()
+            } onGracefulShutdown: {
+                SystemdNotifier.stopping()
+                logger.info("stopping: checkpointing running transfers")
+            }
+            let timeout = configuration.shutdownTimeoutSeconds
+            let finished = await withTaskGroup(of: Bool.self) { race in
+                race.addTask { await manager.shutdown(); return true }
+                race.addTask { try? await Task.sleep(for: .seconds(timeout)); return false }
+                let first = await race.next() ?? false
+                race.cancelAll()
+                return first
+            }
+            if !finished {
+                logger.warning("shutdown took longer than shutdown_timeout_seconds; transfers resume from their last checkpoint", metadata: ["seconds": "\(timeout)"])
+            }
+            group.cancelAll()
+        }
+        logger.info("stopped")
+    }
+
+    private func housekeeping() async {
+        var sinceSweep = 0
+        await manager.dropExpired()
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: .seconds(1))
+            let counts = await manager.counts
+            let rate = await manager.aggregateRate
+            SystemdNotifier.status("\(counts.running) running, \(counts.queued) queued, \(ByteRate.format(rate))")
+            sinceSweep += 1
+            if sinceSweep >= configuration.retentionSweepSeconds {
+                sinceSweep = 0
+                await manager.dropExpired()
+            }
+        }
+    }
+}
+
+/// Formats a rate for status lines.
+enum ByteRate {
+    static func format(_ bytesPerSecond: Int64) -> String {
+        let units = ["B/s", "KiB/s", "MiB/s", "GiB/s"]
+        var value = Double(bytesPerSecond)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytesPerSecond) B/s" : String(format: "%.1f %@", value, units[unit])
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The state directory (journal, lock), created 0700 and locked so two daemons never share it.
+struct StateDirectory: ~Copyable {
+    let path: String
+    private let lockFD: Int32
+
+    init(path: String) throws {
+        if !FileManager.default.fileExists(atPath: path) {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw ConfigurationError(description: "cannot create the state directory \(path): \(error.localizedDescription); choose another with --state-dir or TRANSFERD_STATE_DIR")
+            }
+        }
+        let lockPath = path + "/transferd.lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw ConfigurationError(description: "cannot open \(lockPath): \(String(cString: strerror(errno))); check the state directory's owner and mode")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw ConfigurationError(description: "another transferd is using the state directory \(path): stop it first, or give this one another --state-dir")
+        }
+        ftruncate(fd, 0)
+        let pid = "\(getpid())\n"
+        _ = pid.withCString { write(fd, $0, strlen($0)) }
+        self.path = path
+        self.lockFD = fd
+    }
+
+    deinit { close(lockFD) }
+}

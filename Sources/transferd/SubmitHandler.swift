@@ -1,0 +1,9 @@
+import TransferCore
+import TransferProtocol
+
+extension RequestRouter {
+    /// `submit`: the job belongs to the connecting user.
+    func submit(_ params: Submit.Params, peer: Peer) async throws(RPCError) -> Submit.Result {
+        Submit.Result(job: try await manager.submit(params, owner: peer.uid))
+    }
+}

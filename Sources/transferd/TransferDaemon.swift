@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import TransferCore
+import TransferProtocol
+import UnixSignals
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `transferd`: the daemon. Runs in the foreground and logs to stderr.
+@main
+struct TransferDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transferd",
+        abstract: "Finish every accepted download, across client exits, restarts, crashes and network drops.",
+        discussion: """
+            Listens for JSON-RPC requests on a Unix socket (see docs/protocol.md), keeps every \
+            accepted job in a journal in the state directory, and logs to stderr.
+            """,
+        version: transferdVersion)
+
+    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else /run/transferd/transferd.sock (root) or $XDG_RUNTIME_DIR/transferd/transferd.sock.")
+    var socket: String?
+
+    @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else /var/lib/transferd (root) or $XDG_STATE_HOME/transferd.")
+    var stateDirectory: String?
+
+    @Option(help: "The JSON configuration file. Default: $TRANSFERD_CONFIG, else /etc/transferd/transferd.json when it exists.")
+    var config: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (overrides log_level).")
+    var logLevel: String?
+
+    func validate() throws {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let uid = getuid()
+        let configuration: DaemonConfiguration
+        let configPath: String?
+        do {
+            (configuration, configPath) = try await DaemonConfiguration.load(path: config, environment: environment)
+        } catch {
+            Self.die("transferd: \(error)")
+        }
+        let level = logLevel.flatMap(Logger.Level.init(rawValue:)) ?? configuration.logLevelValue
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "transferd")
+        let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
+        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
+
+        let state: StateDirectory
+        let journal: Journal
+        let engine: TransferEngine
+        let manager: TransferManager
+        let server: ControlServer
+        do {
+            state = try StateDirectory(path: statePath)
+            journal = try Journal(directory: state.path, logger: logger) { error in
+                // Nothing after a failed write or sync may be acknowledged: stop, let systemd restart and replay.
+                logger.critical("stopping after a journal failure", metadata: ["error": "\(error.message)"])
+                Glibc.exit(70)
+            }
+            var engineConfiguration = configuration.engine
+            if let delay = environment["TRANSFERD_TEST_WRITE_DELAY_USEC"].flatMap(UInt32.init) {
+                engineConfiguration.writeDelayMicroseconds = delay
+            }
+            engine = TransferEngine(configuration: engineConfiguration, logger: logger)
+            manager = try TransferManager(journal: journal, engine: engine, configuration: configuration.core, logger: logger)
+            try ControlSocket.prepare(path: socketPath, uid: uid)
+            server = try await ControlServer.bind(
+                path: socketPath, mode: configuration.socketModeValue,
+                router: RequestRouter(manager: manager, logger: logger),
+                maxConnections: configuration.maxConnections, logger: logger)
+        } catch {
+            Self.die("transferd: \(error)")
+        }
+        let counts = await manager.counts
+        logger.info(
+            "ready",
+            metadata: [
+                "socket": "\(socketPath)", "state_dir": "\(statePath)", "config": "\(configPath ?? "defaults")",
+                "jobs": "\(counts.total)", "version": "\(transferdVersion)",
+            ])
+        SystemdNotifier.ready(status: "\(counts.running) running, \(counts.queued) queued")
+        await manager.start()
+
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: ManagerService(manager: manager, configuration: configuration, logger: logger)),
+                    .init(service: server),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+        withExtendedLifetime(state) {}
+        _ = journal
+    }
+
+    private static func die(_ message: String) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        Glibc.exit(1)
+    }
+}
