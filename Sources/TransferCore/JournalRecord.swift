@@ -82,7 +82,9 @@ struct JournalRecord: Equatable, Sendable {
         guard let length = UInt64(decimal: fields[3]), length == UInt64(value.count) else {
             return .failure(.malformed("length does not match the value"))
         }
-        guard fields[4].count == 8, let stored = UInt32(String(decoding: fields[4], as: UTF8.self), radix: 16) else {
+        // Exactly 8 lowercase hex digits: the field is not itself covered by the checksum, so only
+        // one spelling of each value may be accepted.
+        guard fields[4].count == 8, let stored = Self.parseHex(fields[4]) else {
             return .failure(.malformed("bad checksum field"))
         }
         var crc = CRC32C.checksum(bytes[start..<fields[4].startIndex])
@@ -91,6 +93,18 @@ struct JournalRecord: Equatable, Sendable {
         if operation == .delete && !value.isEmpty { return .failure(.malformed("a delete carries a value")) }
         let record = JournalRecord(sequence: sequence, operation: operation, key: key, value: Array(value))
         return .success((record, newline + 1))
+    }
+
+    private static func parseHex(_ digits: ArraySlice<UInt8>) -> UInt32? {
+        var value: UInt32 = 0
+        for digit in digits {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = value << 4 | UInt32(digit - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = value << 4 | UInt32(digit - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+        }
+        return value
     }
 
     private static func hex(_ value: UInt32) -> [UInt8] {

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import TransferProtocol
+
+@Suite("Wire format")
+struct WireFormatTests {
+    @Test func requestHeaderTellsAnAbsentIdFromNull() throws {
+        let decoder = WireCoding.decoder()
+        let notification = try decoder.decode(RPCRequestHeader.self, from: Data(#"{"jsonrpc":"2.0","method":"version"}"#.utf8))
+        #expect(notification.id == nil)
+        let nullID = try decoder.decode(RPCRequestHeader.self, from: Data(#"{"jsonrpc":"2.0","id":null,"method":"version"}"#.utf8))
+        #expect(nullID.id == .null)
+        let stringID = try decoder.decode(RPCRequestHeader.self, from: Data(#"{"jsonrpc":"2.0","id":"a","method":"x","params":{}}"#.utf8))
+        #expect(stringID.id == .string("a"))
+        #expect(stringID.hasParams)
+    }
+
+    @Test func jobsUseSnakeCaseKeysAndRoundTrip() throws {
+        let job = Job(
+            id: "abc", state: .running, url: "http://h/x", destination: "/tmp/x", bytesReceived: 5,
+            totalBytes: 10, bytesPerSecond: 1, createdAt: Date(timeIntervalSince1970: 1_800_000_000.25),
+            attempts: 1, error: JobError(code: "http_status", message: "m", httpStatus: 404), headerNames: ["Authorization"], owner: 1000)
+        let data = try WireCoding.encoder().encode(job)
+        let text = String(decoding: data, as: UTF8.self)
+        for key in ["bytes_received", "total_bytes", "bytes_per_second", "created_at", "header_names", "http_status"] {
+            #expect(text.contains("\"\(key)\""), "\(key) in \(text)")
+        }
+        #expect(!text.contains("\n"))
+        #expect(try WireCoding.decoder().decode(Job.self, from: data) == job)
+    }
+
+    @Test func errorCodesAreStable() {
+        #expect(RPCErrorCode.parseError.rawValue == -32700)
+        #expect(RPCErrorCode.invalidRequest.rawValue == -32600)
+        #expect(RPCErrorCode.methodNotFound.rawValue == -32601)
+        #expect(RPCErrorCode.invalidParams.rawValue == -32602)
+        #expect(RPCErrorCode.requestTooLarge.rawValue == 1000)
+        #expect(RPCErrorCode.unsupportedURL.rawValue == 1001)
+        #expect(RPCErrorCode.invalidDestination.rawValue == 1002)
+        #expect(RPCErrorCode.destinationExists.rawValue == 1003)
+        #expect(RPCErrorCode.noSuchJob.rawValue == 1004)
+        #expect(RPCErrorCode.jobFinished.rawValue == 1005)
+        #expect(RPCErrorCode.idConflict.rawValue == 1006)
+        #expect(RPCError(.destinationExists, "m").data?.name == "destination_exists")
+    }
+
+    @Test func socketPathsFollowFlagEnvironmentDefault() {
+        #expect(DefaultPaths.daemonSocket(environment: ["TRANSFERD_SOCKET": "/x.sock"], uid: 1000) == "/x.sock")
+        #expect(DefaultPaths.daemonSocket(environment: ["RUNTIME_DIRECTORY": "/run/transferd"], uid: 0) == "/run/transferd/transferd.sock")
+        #expect(DefaultPaths.daemonSocket(environment: [:], uid: 0) == "/run/transferd/transferd.sock")
+        #expect(DefaultPaths.daemonSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: 1000) == "/run/user/1000/transferd/transferd.sock")
+        #expect(DefaultPaths.clientSocketCandidates(environment: ["XDG_RUNTIME_DIR": "/run/user/7"], uid: 7) == ["/run/user/7/transferd/transferd.sock", "/run/transferd/transferd.sock"])
+        #expect(DefaultPaths.stateDirectory(environment: ["HOME": "/home/u"], uid: 1000) == "/home/u/.local/state/transferd")
+        #expect(DefaultPaths.stateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/transferd"], uid: 0) == "/var/lib/transferd")
+    }
+
+    @Test func timestampsKeepMilliseconds() throws {
+        let date = Date(timeIntervalSince1970: 1_800_000_000.123)
+        let text = WireCoding.formatTimestamp(date)
+        #expect(text.hasSuffix("Z"))
+        let parsed = try #require(WireCoding.parseTimestamp(text))
+        #expect(abs(parsed.timeIntervalSince(date)) < 0.001)
+    }
+}
