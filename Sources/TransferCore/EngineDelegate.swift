@@ -134,7 +134,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             releaseStopWaitersIfIdle()
             return
         }
-        let context = TransferContext(request: request, file: opened.0, offset: opened.1)
+        let context = TransferContext(request: request, file: opened.0, offset: opened.1, segmentBytes: configuration.segmentBytes.lowerBound)
         state.withLock { $0.byJob[request.jobID] = context }
         if state.withLock({ $0.stoppingAll }) {
             context.control.withLock { $0.phase = .stopping }
@@ -153,13 +153,25 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
         // Byte offsets must mean file offsets.
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        if context.offset > 0, let validator = context.validator {
-            request.setValue("bytes=\(context.offset)-", forHTTPHeaderField: "Range")
-            request.setValue(validator, forHTTPHeaderField: "If-Range")
+        // Ask for one bounded segment at a time while the server honours ranges: a request can
+        // then never queue more than a segment in memory, however fast the network.
+        context.requestedEnd = nil
+        if context.rangesUsable {
+            var end = context.offset + context.segmentBytes - 1
+            if let total = context.totalBytes { end = min(end, total - 1) }
+            // Without a validator a later segment could come from a changed file: ask for the rest.
+            let bounded = context.offset == 0 || context.validator != nil
+            request.setValue(bounded ? "bytes=\(context.offset)-\(end)" : "bytes=\(context.offset)-", forHTTPHeaderField: "Range")
+            context.requestedEnd = bounded ? end : nil
+            if context.offset > 0, let validator = context.validator {
+                request.setValue(validator, forHTTPHeaderField: "If-Range")
+            }
         }
+        context.segmentPeakBacklog = 0
         let task = session.dataTask(with: request)
         task.taskDescription = context.request.jobID
         context.statusCode = 0
+        context.segmentEnd = nil
         context.failure = nil
         context.restartFromZero = false
         context.alreadyComplete = false
@@ -204,6 +216,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let length = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
         switch http.statusCode {
         case 200:
+            // The server ignores ranges (or the file changed): the body is the whole file.
+            context.rangesUsable = false
             if context.offset > 0 {
                 // The server ignored the range or the file changed: never append a 200 body.
                 do throws(FileIOError) {
@@ -227,12 +241,18 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 return
             }
             context.totalBytes = range.total ?? context.totalBytes
-        case 416 where context.totalBytes == context.offset && context.offset > 0:
-            context.alreadyComplete = true
-            completionHandler(.cancel)
-            return
+            context.segmentEnd = range.end
         case 416:
-            context.restartFromZero = true
+            let total = UnsatisfiedRange(http.value(forHTTPHeaderField: "Content-Range"))?.total
+            if let total, total == context.offset, context.offset == 0 || context.validator != nil {
+                // Everything is here already (or the file is empty).
+                context.totalBytes = total
+                context.alreadyComplete = true
+            } else {
+                context.restartFromZero = true
+                // A server that cannot satisfy a range from byte 0 gets a plain request next.
+                if context.offset == 0 { context.rangesUsable = false }
+            }
             completionHandler(.cancel)
             return
         default:
@@ -244,14 +264,17 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             completionHandler(.cancel)
             return
         }
-        context.validator = Self.strongValidator(http) ?? context.validator
-        context.acceptsRanges =
-            http.statusCode == 206
-            || (http.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased().contains("bytes") ?? false)
-        events.yield(
-            .responded(
-                jobID: context.request.jobID, totalBytes: context.totalBytes,
-                validator: context.validator, startOffset: context.offset))
+        let validator = Self.strongValidator(http) ?? context.validator
+        context.acceptsRanges = http.statusCode == 206
+        // Report the first answer, and any that changes what a resume depends on.
+        if !context.reportedResponse || validator != context.validator || context.offset == 0 || http.statusCode == 200 {
+            context.reportedResponse = true
+            events.yield(
+                .responded(
+                    jobID: context.request.jobID, totalBytes: context.totalBytes,
+                    validator: validator, startOffset: context.offset))
+        }
+        context.validator = validator
         completionHandler(.allow)
     }
 
@@ -291,14 +314,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         {
             checkpoint(context, now: now)
         }
-        if phase == .active, context.acceptsRanges, context.validator != nil,
-            queue.operationCount > configuration.backlogHighWater
-        {
+        let backlog = queue.operationCount
+        if backlog > context.segmentPeakBacklog { context.segmentPeakBacklog = backlog }
+        if phase == .active, context.acceptsRanges, context.validator != nil, backlog > configuration.backlogHighWater {
             context.control.withLock { control in
                 guard control.phase == .active else { return }
                 control.phase = .pausing
                 control.task?.cancel()
             }
+            logger.debug("pausing a transfer while the disk catches up", metadata: ["job": "\(context.request.jobID)", "offset": "\(context.offset)", "backlog": "\(queue.operationCount)"])
         }
     }
 
@@ -325,6 +349,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return
         }
         if context.restartFromZero {
+            context.restarts += 1
+            guard context.restarts <= 3 else {
+                fail(context, JobError(code: "protocol", message: "the server's answers to range requests do not agree with each other or with the file; gave up after \(context.restarts) restarts"))
+                return
+            }
             do throws(FileIOError) {
                 try context.file.truncate(to: 0)
             } catch {
@@ -344,6 +373,14 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
         if let error {
             fail(context, JobError(code: "network", message: "the transfer from \(context.request.url.host ?? "the server") failed: \(error.localizedDescription)"))
+            return
+        }
+        if context.statusCode == 206, let end = context.segmentEnd, context.offset == end + 1,
+            let total = context.totalBytes, context.offset < total
+        {
+            // One segment done: size the next one by how much piled up during this one.
+            adaptSegment(context)
+            resumeWhenDrained(context)
             return
         }
         if let total = context.totalBytes, total != context.offset {
@@ -386,15 +423,27 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
     }
 
-    /// Waits, off the delegate queue, for the chunk backlog to drain, then continues with a ranged request.
+    /// Doubles the segment while the disk keeps up with the network, halves it when chunks pile up.
+    private func adaptSegment(_ context: TransferContext) {
+        let limits = configuration.segmentBytes
+        if context.segmentPeakBacklog < configuration.backlogHighWater / 4 {
+            context.segmentBytes = min(context.segmentBytes * 2, limits.upperBound)
+        } else if context.segmentPeakBacklog > configuration.backlogHighWater {
+            context.segmentBytes = max(context.segmentBytes / 2, limits.lowerBound)
+        }
+    }
+
+    /// Waits, off the delegate queue, for the chunk backlog to drain, then continues with a ranged
+    /// request (after a pause, or for the next segment).
     private func resumeWhenDrained(_ context: TransferContext) {
         if queue.operationCount <= configuration.backlogLowWater {
             let resume: Bool = context.control.withLock { control in
-                guard control.phase == .pausing else { return false }
+                guard control.phase == .pausing || control.phase == .active else { return false }
                 control.phase = .active
                 return true
             }
             if resume {
+                logger.debug("continuing a paused transfer", metadata: ["job": "\(context.request.jobID)", "offset": "\(context.offset)"])
                 sendRequest(context)
             } else {
                 completeStop(context)
@@ -529,6 +578,18 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return etag
         }
         return response.value(forHTTPHeaderField: "Last-Modified")
+    }
+}
+
+/// A parsed `Content-Range: bytes */total` header of a 416 answer.
+struct UnsatisfiedRange: Equatable {
+    var total: Int64
+
+    init?(_ header: String?) {
+        guard let header, header.lowercased().hasPrefix("bytes */"), let total = Int64(header.dropFirst(8).trimmingCharacters(in: .whitespaces)) else {
+            return nil
+        }
+        self.total = total
     }
 }
 

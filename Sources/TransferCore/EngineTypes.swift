@@ -12,6 +12,9 @@ public struct EngineConfiguration: Sendable {
     public var backlogHighWater = 512
     /// Continue a paused transfer once the backlog is down to this.
     public var backlogLowWater = 64
+    /// Bounds of the ranged segments asked for at once: a request queues at most a segment in
+    /// memory. Segments grow while the disk keeps up and shrink when chunks pile up.
+    public var segmentBytes: ClosedRange<Int64> = (4 << 20)...(64 << 20)
     /// Give up on a connection that delivers nothing for this long.
     public var idleTimeout: TimeInterval = 60
     /// How many connections to one host may be open at once.

@@ -41,6 +41,19 @@ final class TransferContext: @unchecked Sendable {
     var totalBytes: Int64?
     var validator: String?
     var acceptsRanges = false
+    /// Whether requests ask for bounded segments; off once the server shows it ignores ranges.
+    var rangesUsable = true
+    /// The size of the next segment asked for; adapts between the configured bounds.
+    var segmentBytes: Int64
+    /// The last byte asked for (nil: to the end) and the last the server said it sends.
+    var requestedEnd: Int64?
+    var segmentEnd: Int64?
+    /// The largest delegate-queue backlog seen during the current segment.
+    var segmentPeakBacklog = 0
+    /// Whether the core has heard about the server's answer.
+    var reportedResponse = false
+    /// How often this attempt started over from byte 0.
+    var restarts = 0
     var statusCode = 0
     /// Set when the answer means the transfer must start over from byte 0.
     var restartFromZero = false
@@ -52,7 +65,8 @@ final class TransferContext: @unchecked Sendable {
     var rateSampleTime: UInt64
     var rateSampleOffset: Int64
 
-    init(request: TransferRequest, file: PartialFile, offset: Int64) {
+    init(request: TransferRequest, file: PartialFile, offset: Int64, segmentBytes: Int64) {
+        self.segmentBytes = segmentBytes
         self.request = request
         self.file = file
         self.offset = offset

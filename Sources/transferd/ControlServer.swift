@@ -68,14 +68,18 @@ final class ControlServer: Service {
     }
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await self.server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await self.serve(connection) }
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingDiscardingTaskGroup { group in
+                    try await self.server.executeThenClose { inbound in
+                        for try await connection in inbound {
+                            group.addTask { await self.serve(connection) }
+                        }
                     }
                 }
             }
+        } catch is CancellationError {
+            // Graceful shutdown: stop accepting; the core checkpoints after this service ends.
         }
         unlink(path)
     }
