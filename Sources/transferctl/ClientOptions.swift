@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The options every command that talks to transferd shares: where its socket is.
+struct ClientOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The daemon's control socket.",
+            discussion: """
+                Defaults to $TRANSFERD_SOCKET, else your own daemon's socket, then the system \
+                daemon's (\(DefaultPaths.systemSocket)).
+                """,
+            valueName: "path"
+        )
+    )
+    var socket: String?
+
+    func validate() throws {
+        if let socket, socket.isEmpty {
+            throw ValidationError("--socket needs a path")
+        }
+    }
+
+    /// The sockets to try, in order: the flag, else TRANSFERD_SOCKET, else the defaults.
+    func candidates(environment: [String: String] = ProcessInfo.processInfo.environment) -> [SocketCandidate] {
+        if let socket {
+            return [SocketCandidate(path: socket, origin: .flag)]
+        }
+        if let path = environment["TRANSFERD_SOCKET"], !path.isEmpty {
+            return [SocketCandidate(path: path, origin: .environment)]
+        }
+        return DefaultPaths.clientSocketCandidates(environment: environment, uid: getuid())
+            .map { SocketCandidate(path: $0, origin: .default) }
+    }
+
+    /// Connects to the first candidate that accepts, or says which ones failed and why.
+    func connect() throws(TransferCtlError) -> ControlClient {
+        var attempts: [TransferCtlError.Attempt] = []
+        for candidate in candidates() {
+            do {
+                return try ControlClient(socketPath: candidate.path)
+            } catch {
+                let reason: String
+                switch error {
+                case .cannotConnect(_, let why): reason = why
+                case .rpc, .protocolViolation: reason = error.description
+                }
+                attempts.append(TransferCtlError.Attempt(candidate: candidate, reason: reason))
+            }
+        }
+        throw .unreachable(attempts)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import TransferProtocol
+
+/// One job field by field, for `status ID`: `id:`, `state:`, `url:` and so on, aligned.
+struct JobDetail {
+    var job: Job
+
+    /// One `label: value` line per field; `eta`, `headers` and `error` only when they apply.
+    func render() -> String {
+        var fields: [(String, String)] = [
+            ("id", TerminalText.printable(job.id)),
+            ("state", job.state.rawValue),
+            ("url", TerminalText.printable(job.url)),
+            ("destination", TerminalText.printable(job.destination)),
+            ("received", receivedText),
+            ("total", job.totalBytes.map(Self.bytesText) ?? "unknown"),
+            ("rate", job.rateText),
+        ]
+        if let eta = job.etaText { fields.append(("eta", eta)) }
+        fields.append(("attempts", String(job.attempts)))
+        if !job.headerNames.isEmpty {
+            fields.append(("headers", job.headerNames.map(TerminalText.printable).joined(separator: ", ")))
+        }
+        fields += [
+            ("created", Self.timestamp(job.createdAt)),
+            ("started", job.startedAt.map(Self.timestamp) ?? "-"),
+            ("finished", job.finishedAt.map(Self.timestamp) ?? "-"),
+        ]
+        if let error = job.error { fields.append(("error", Self.errorText(error))) }
+
+        let width = (fields.map { $0.0.count }.max() ?? 0) + 1
+        return fields.map { label, value in
+            let head = label + ":"
+            return head + String(repeating: " ", count: width - head.count + 1) + value
+        }
+        .joined(separator: "\n")
+    }
+
+    private var receivedText: String {
+        let bytes = Self.bytesText(job.bytesReceived)
+        return job.totalBytes == nil ? bytes : "\(bytes), \(job.percentText)"
+    }
+
+    /// `1.5 GiB (1610612736 bytes)`, or just `512 B` below a KiB.
+    private static func bytesText(_ bytes: Int64) -> String {
+        let human = ByteCountFormatting.string(bytes)
+        return bytes < 1024 ? human : "\(human) (\(bytes) bytes)"
+    }
+
+    /// Local time with its offset, e.g. `2026-11-22 11:00:00+01:00`.
+    private static func timestamp(_ date: Date) -> String {
+        date.formatted(
+            Date.ISO8601FormatStyle(dateTimeSeparator: .space, timeZoneSeparator: .colon, timeZone: .current))
+    }
+
+    private static func errorText(_ error: JobError) -> String {
+        var detail = error.code
+        if let status = error.httpStatus { detail += ", HTTP \(status)" }
+        return "\(TerminalText.printable(error.message)) (\(TerminalText.printable(detail)))"
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import TransferProtocol
+
+/// `transferctl`: the command-line client of the transferd download daemon.
+///
+/// Its own `main()` maps every failure to the documented exit codes: usage errors exit 2
+/// (not ArgumentParser's 64), while `--help` still exits 0.
+@main
+struct TransferCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transferctl",
+        abstract: "Submit, watch and cancel downloads run by the transferd daemon.",
+        discussion: """
+            transferctl talks to transferd over its control socket: the path given with \
+            --socket, else $TRANSFERD_SOCKET, else your own daemon's socket \
+            ($XDG_RUNTIME_DIR/transferd/transferd.sock), then the system daemon's \
+            (\(DefaultPaths.systemSocket)).
+
+            Exit codes: 0 success; 1 the job failed or was cancelled (submit --wait); \
+            2 usage error; 3 transferd cannot be reached or the connection broke; \
+            4 transferd refused the request.
+            """,
+        subcommands: [SubmitCommand.self, StatusCommand.self, CancelCommand.self, VersionCommand.self]
+    )
+
+    /// Without a subcommand there is nothing to do: show the help as a usage error.
+    func run() async throws {
+        StandardError.writeLine(Self.helpMessage())
+        throw TransferCtlError.usage("transferctl: missing a command (submit, status, cancel or version)")
+    }
+
+    static func main() async {
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exitAfterParsing(error)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exitAfterRunning(error)
+        }
+    }
+
+    /// Help and similar clean exits go through ArgumentParser (exit 0); every other parse
+    /// or validation error prints its message and usage on stderr and exits 2.
+    private static func exitAfterParsing(_ error: any Error) -> Never {
+        if exitCode(for: error) == .success {
+            exit(withError: error)
+        }
+        StandardError.writeLine(fullMessage(for: error))
+        exit(withError: ExitCode.usageError)
+    }
+
+    /// Maps a failure of a command's `run()` to its message on stderr and its exit code.
+    private static func exitAfterRunning(_ error: any Error) -> Never {
+        let failure: TransferCtlError
+        switch error {
+        case let error as TransferCtlError:
+            failure = error
+        case let error as ControlClientError:
+            failure = TransferCtlError(error)
+        case is ExitCode, is CleanExit:
+            exit(withError: error)
+        default:
+            // ArgumentParser's own requests (`--help` is parsed into a command whose run()
+            // throws) exit 0; its usage errors exit 2; anything else is unexpected.
+            switch exitCode(for: error) {
+            case .success:
+                exit(withError: error)
+            case .validationFailure:
+                StandardError.writeLine(fullMessage(for: error))
+                exit(withError: ExitCode.usageError)
+            default:
+                StandardError.writeLine("transferctl: \(error)")
+                exit(withError: ExitCode.failure)
+            }
+        }
+        if let message = failure.message {
+            StandardError.writeLine(message)
+        }
+        exit(withError: failure.exitCode)
+    }
+}

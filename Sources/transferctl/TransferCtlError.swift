@@ -1,0 +1,74 @@
+import ArgumentParser
+import TransferProtocol
+
+/// Why transferctl stops with a non-zero exit code, and what it tells the user on stderr.
+enum TransferCtlError: Error {
+    /// One socket transferctl tried and why connecting failed.
+    struct Attempt: Sendable {
+        var candidate: SocketCandidate
+        var reason: String
+    }
+
+    /// No candidate socket accepted a connection (exit 3).
+    case unreachable([Attempt])
+    /// The connection broke or transferd answered something that is not a response (exit 3).
+    case connectionBroken(String)
+    /// transferd answered with a JSON-RPC error (exit 4).
+    case refused(RPCError)
+    /// The waited-for job failed or was cancelled; the reason is already on stderr (exit 1).
+    case jobUnsuccessful
+    /// A usage error found while running (exit 2); the message is complete.
+    case usage(String)
+
+    init(_ error: ControlClientError) {
+        switch error {
+        case .cannotConnect(let path, let reason):
+            self = .unreachable([Attempt(candidate: SocketCandidate(path: path, origin: .default), reason: reason)])
+        case .rpc(let error):
+            self = .refused(error)
+        case .protocolViolation:
+            self = .connectionBroken(error.description)
+        }
+    }
+
+    var exitCode: ExitCode {
+        switch self {
+        case .unreachable, .connectionBroken: return .daemonUnreachable
+        case .refused: return .requestRefused
+        case .jobUnsuccessful: return .jobUnsuccessful
+        case .usage: return .usageError
+        }
+    }
+
+    /// The lines to print on stderr, if any.
+    var message: String? {
+        switch self {
+        case .unreachable(let attempts):
+            return Self.unreachableMessage(attempts)
+        case .connectionBroken(let detail):
+            return "transferctl: \(detail)"
+        case .refused(let error):
+            return "transferctl: \(error.message)"
+        case .jobUnsuccessful:
+            return nil
+        case .usage(let message):
+            return message
+        }
+    }
+
+    private static func unreachableMessage(_ attempts: [Attempt]) -> String {
+        var lines: [String]
+        if attempts.count == 1, let attempt = attempts.first {
+            lines = ["transferctl: cannot connect to transferd at \(attempt.candidate.described): \(attempt.reason)"]
+        } else {
+            lines = ["transferctl: cannot connect to transferd; tried:"]
+            lines += attempts.map { "  \($0.candidate.described): \($0.reason)" }
+        }
+        lines.append(
+            "transferctl: is transferd running? If not, start it with `transferd` "
+                + "(or `systemctl --user start transferd` / `sudo systemctl start transferd`), "
+                + "or point transferctl at it with --socket or TRANSFERD_SOCKET."
+        )
+        return lines.joined(separator: "\n")
+    }
+}
