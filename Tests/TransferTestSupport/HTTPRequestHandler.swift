@@ -1,0 +1,120 @@
+import NIOCore
+import NIOHTTP1
+
+/// Answers the requests of one connection as ``ServerState`` plans them, streaming bodies one chunk at a
+/// time: the next chunk is produced only when the previous write has reached the socket, so memory stays
+/// bounded whatever the body size.
+final class HTTPRequestHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let state: ServerState
+    private let chunkSize: Int
+    private var requestHead: HTTPRequestHead?
+    private var active = true
+
+    init(state: ServerState, chunkSize: Int) {
+        self.state = state
+        self.chunkSize = max(1, chunkSize)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            requestHead = head
+        case .body:
+            break
+        case .end:
+            guard let head = requestHead else { return }
+            requestHead = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        active = false
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        active = false
+        context.close(promise: nil)
+    }
+
+    private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let plan = state.plan(for: request)
+        let keepAlive = request.isKeepAlive && !plan.closeConnection
+        var head = HTTPResponseHead(version: request.version, status: plan.status, headers: plan.headers)
+        if !keepAlive {
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+        } else if request.version.major == 1, request.version.minor == 0 {
+            head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+        }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        guard let body = plan.body else {
+            finish(context: context, keepAlive: keepAlive)
+            return
+        }
+        context.flush()
+        send(body, from: body.range.lowerBound, keepAlive: keepAlive, context: context)
+    }
+
+    /// Writes the chunk starting at `position`, and continues when it has been written.
+    private func send(_ body: BodyPlan, from position: Int64, keepAlive: Bool, context: ChannelHandlerContext) {
+        guard active else { return }
+        let end = body.range.lowerBound + body.bytesToSend
+        guard position < end else {
+            if body.closesAbruptly {
+                context.close(promise: nil)
+            } else {
+                finish(context: context, keepAlive: keepAlive)
+            }
+            return
+        }
+        var limit = Int64(chunkSize)
+        if let rate = body.bytesPerSecond {
+            limit = min(limit, max(1, Int64(rate / 10)))
+        }
+        let count = min(limit, end - position)
+        var buffer = context.channel.allocator.buffer(capacity: Int(count))
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Int(count)) { pointer in
+            body.content.copyBytes(
+                in: position..<(position + count),
+                into: UnsafeMutableRawBufferPointer(rebasing: pointer[0..<Int(count)])
+            )
+        }
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenComplete {
+            result in
+            switch result {
+            case .success:
+                self.state.addBytesSent(count, for: body.path)
+                let next = position + count
+                let loop = context.eventLoop.assumeIsolated()
+                if let rate = body.bytesPerSecond {
+                    let delay = TimeAmount.nanoseconds(count * 1_000_000_000 / Int64(rate))
+                    loop.scheduleTask(in: delay) {
+                        self.send(body, from: next, keepAlive: keepAlive, context: context)
+                    }
+                } else {
+                    // Through the loop rather than directly: a write that completed at once would
+                    // otherwise recurse once per chunk.
+                    loop.execute {
+                        self.send(body, from: next, keepAlive: keepAlive, context: context)
+                    }
+                }
+            case .failure:
+                self.active = false
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    private func finish(context: ChannelHandlerContext, keepAlive: Bool) {
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            written.assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        }
+    }
+}

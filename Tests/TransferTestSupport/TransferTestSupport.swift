@@ -1,1 +1,0 @@
-// Test support: an HTTP server that can misbehave, and helpers to run the real binaries.
