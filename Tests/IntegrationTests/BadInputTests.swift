@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TransferProtocol
+import TransferTestSupport
+
+@Suite("Bad input")
+struct BadInputTests {
+    /// Sends one raw line and returns the decoded error.
+    private func error(for line: String, on daemon: TestDaemon) throws -> RPCError {
+        let client = try daemon.client()
+        try client.sendLine(Array(line.utf8))
+        let reply = try client.readLine()
+        let response = try WireCoding.decoder().decode(RPCResponse<Job>.self, from: Data(reply))
+        // The same connection still answers.
+        #expect(try client.call(Version.self, .init()).protocol == transferProtocolVersion)
+        return try #require(response.error, "no error for \(line)")
+    }
+
+    @Test func eachBadRequestGetsItsErrorAndTheDaemonKeepsServing() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let existing = daemon.destination("exists")
+        _ = FileManager.default.createFile(atPath: existing, contents: Data("x".utf8))
+        let submit = { (params: String) in #"{"jsonrpc":"2.0","id":1,"method":"submit","params":"# + params + "}" }
+        let cases: [(String, RPCErrorCode)] = [
+            ("{not json", .parseError),
+            ("[1,2]", .invalidRequest),
+            (#"{"jsonrpc":"1.0","id":1,"method":"version"}"#, .invalidRequest),
+            (#"{"jsonrpc":"2.0","id":1,"method":"launch"}"#, .methodNotFound),
+            (#"{"jsonrpc":"2.0","id":1,"method":"submit"}"#, .invalidParams),
+            (submit(#"{"url":"http://127.0.0.1:1/x"}"#), .invalidParams),
+            (submit(#"{"url":42,"destination":"/tmp/x"}"#), .invalidParams),
+            (submit(#"{"url":"ftp://example.com/x","destination":"/tmp/x"}"#), .unsupportedURL),
+            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"relative/x"}"#), .invalidDestination),
+            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"/no/such/dir/x"}"#), .invalidDestination),
+            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(existing)"}"#), .destinationExists),
+            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"/tmp/x","headers":{"X":"a\r\nB: c"}}"#), .invalidHeader),
+            (#"{"jsonrpc":"2.0","id":1,"method":"status","params":{"id":"nope"}}"#, .noSuchJob),
+        ]
+        for (line, code) in cases {
+            let error = try error(for: line, on: daemon)
+            #expect(error.code == code, "\(line): \(error.message)")
+            #expect(!error.message.isEmpty)
+        }
+        #expect(try daemon.jobs().isEmpty, "no bad request created a job")
+    }
+
+    @Test func aRequestLineOverOneMiBIsRefusedAndTheConnectionGoesOn() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let huge = #"{"jsonrpc":"2.0","id":1,"method":"status","params":{"id":""# + String(repeating: "a", count: (1 << 20) + 10) + #""}}"#
+        let error = try error(for: huge, on: daemon)
+        #expect(error.code == .requestTooLarge)
+    }
+
+    @Test func garbageAndAbruptDisconnectsDoNotDisturbOtherClients() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let steady = try daemon.client()
+        for index in 0..<20 {
+            let client = try daemon.client()
+            var noise = [UInt8](repeating: 0, count: 4096)
+            for position in noise.indices { noise[position] = UInt8(truncatingIfNeeded: position &* 31 &+ index) }
+            try? client.sendLine(noise)
+            // Dropped without reading the answer.
+        }
+        #expect(try steady.call(Version.self, .init()).daemon == transferdVersion)
+    }
+
+    @Test func aSecondDaemonOnTheSameSocketRefusesToStartAndAStaleSocketIsReplaced() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: Binaries.transferd)
+        second.arguments = ["--socket", daemon.socketPath, "--state-dir", daemon.directory + "/state2", "--config", daemon.configPath]
+        let errors = Pipe()
+        second.standardError = errors
+        try second.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        second.waitUntilExit()
+        #expect(second.terminationStatus != 0)
+        #expect(message.contains("already listening"), "\(message)")
+
+        daemon.kill9()
+        #expect(FileManager.default.fileExists(atPath: daemon.socketPath), "kill -9 leaves a stale socket")
+        try await daemon.start()
+        var info = stat()
+        #expect(stat(daemon.socketPath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o660)
+    }
+}
