@@ -19,7 +19,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         var byJob: [String: TransferContext] = [:]
         var byTask: [Int: TransferContext] = [:]
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
-        var stopped: [String: Int64] = [:]
+        var stopped: [String: StoppedTransfer] = [:]
         /// Jobs handed to `start` whose context does not exist yet.
         var starting: Set<String> = []
         /// Of those, the ones cancelled before they began.
@@ -77,7 +77,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
     }
 
-    func stopAll() async -> [String: Int64] {
+    func stopAll() async -> [String: StoppedTransfer] {
         let contexts = state.withLock { state in
             state.stoppingAll = true
             return Array(state.byJob.values)
@@ -121,7 +121,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         if cancelled || stopping {
             if cancelled { unlink(request.partialPath) }
             let kept = cancelled ? 0 : request.resumeFrom
-            state.withLock { $0.stopped[request.jobID] = kept }
+            state.withLock {
+                $0.stopped[request.jobID] = StoppedTransfer(bytes: kept, validator: request.validator, totalBytes: request.totalBytes)
+            }
             events.yield(.stopped(jobID: request.jobID, bytes: kept))
             releaseStopWaitersIfIdle()
             return
@@ -487,7 +489,10 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private func finishStopped(_ context: TransferContext) {
         let offset = context.offset
         let kept = Glibc.fdatasync(context.file.fd) == 0 ? offset : context.lastCheckpointOffset
-        state.withLock { $0.stopped[context.request.jobID] = kept }
+        // Reported here too (not only as an event), so a shutdown records what a resume needs even
+        // when the core has not yet applied earlier events.
+        let stopped = StoppedTransfer(bytes: kept, validator: context.validator, totalBytes: context.totalBytes)
+        state.withLock { $0.stopped[context.request.jobID] = stopped }
         events.yield(.stopped(jobID: context.request.jobID, bytes: kept))
         remove(context)
     }

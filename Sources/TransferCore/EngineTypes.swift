@@ -80,6 +80,14 @@ public enum EngineEvent: Sendable {
     }
 }
 
+/// How far a transfer got when the engine stopped it for shutdown: what a resume needs.
+public struct StoppedTransfer: Sendable, Equatable {
+    /// Bytes durable in the partial file.
+    public var bytes: Int64
+    public var validator: String?
+    public var totalBytes: Int64?
+}
+
 /// Live progress of a running transfer.
 public struct TransferProgress: Sendable {
     public var bytes: Int64

@@ -56,8 +56,8 @@ public final class TransferEngine: Sendable {
         delegate.cancel(jobID: jobID)
     }
 
-    /// Stops every transfer, syncing each partial file, and returns the bytes kept per job.
-    public func stopAll() async -> [String: Int64] {
+    /// Stops every transfer, syncing each partial file, and returns how far each got.
+    public func stopAll() async -> [String: StoppedTransfer] {
         await delegate.stopAll()
     }
 

@@ -240,9 +240,11 @@ public actor TransferManager {
     public func shutdown() async {
         acceptingWork = false
         let kept = await engine.stopAll()
-        for (id, bytes) in kept {
+        for (id, stopped) in kept {
             guard var job = jobs[id], job.state == .running else { continue }
-            job.checkpointBytes = bytes
+            job.checkpointBytes = stopped.bytes
+            job.validator = stopped.validator ?? job.validator
+            job.totalBytes = stopped.totalBytes ?? job.totalBytes
             save(job)
         }
         try? await journal.sync()
