@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 import TransferProtocol
 import TransferTestSupport
@@ -38,6 +40,42 @@ struct CrashTests {
         for (name, content) in contents {
             #expect(try sha256Hex(ofFile: daemon.destination(name)) == content.sha256Hex(), "\(name)")
         }
+        try await server.shutdown()
+    }
+
+    @Test func kill9WhileSubmitsAreBeingWrittenLosesNoAcknowledgedJob() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon(configuration: ["max_concurrent_transfers": 1])
+        defer { daemon.cleanUp() }
+        server.serve("/slow", content: TestContent(seed: 5, size: 1 << 20), behaviour: .trickle(bytesPerSecond: 4096))
+        try await daemon.start()
+        let acknowledged = Mutex<[String]>([])
+        let stop = Atomic<Bool>(false)
+        let group = DispatchGroup()
+        for writer in 0..<6 {
+            group.enter()
+            DispatchQueue.global().async {
+                defer { group.leave() }
+                var index = 0
+                while !stop.load(ordering: .relaxed) {
+                    let id = "w\(writer)-\(index)"
+                    guard let job = try? daemon.submit(server.url("/slow"), to: daemon.destination(id), id: id) else { return }
+                    acknowledged.withLock { $0.append(job.id) }
+                    index += 1
+                }
+            }
+        }
+        try await waitUntil("150 acknowledged submits") { acknowledged.withLock { $0.count } >= 150 }
+        // Dies with submits in flight: some written but not yet answered, some half-written.
+        daemon.kill9()
+        stop.store(true, ordering: .relaxed)
+        await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
+
+        try await daemon.start()
+        let recovered = Set(try daemon.jobs().map(\.id))
+        let acked = acknowledged.withLock { $0 }
+        let lost = acked.filter { !recovered.contains($0) }
+        #expect(lost.isEmpty, "acknowledged jobs lost after kill -9: \(lost)")
         try await server.shutdown()
     }
 
