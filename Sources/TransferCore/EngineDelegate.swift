@@ -552,8 +552,16 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             guard rename(partial, destination) == 0 else { throw FileIOError("rename", destination) }
             return
         }
-        guard link(partial, destination) == 0 else { throw FileIOError("link", destination) }
-        unlink(partial)
+        if link(partial, destination) == 0 {
+            unlink(partial)
+            return
+        }
+        let failure = FileIOError("link", destination)
+        // Filesystems without hard links (vfat, some FUSE mounts): check, then rename. The window
+        // between the two is tiny, and only a file created in it by someone else could be replaced.
+        guard [EPERM, EOPNOTSUPP, EMLINK, ENOSYS].contains(failure.errno) else { throw failure }
+        guard access(destination, F_OK) != 0 else { throw FileIOError("link", destination, errno: EEXIST) }
+        guard rename(partial, destination) == 0 else { throw FileIOError("rename", destination) }
     }
 
     // MARK: - Helpers

@@ -28,6 +28,27 @@ struct DownloadTests {
         try await server.shutdown()
     }
 
+    @Test func emptyAndOddSizedFilesLandExactly() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let sizes: [Int64] = [0, 1, 4 << 20, (4 << 20) + 1, (12 << 20) - 1]
+        for (index, size) in sizes.enumerated() {
+            server.serve("/s\(index)", content: TestContent(seed: UInt64(40 + index), size: size))
+        }
+        try await daemon.start()
+        var ids: [String] = []
+        for index in sizes.indices {
+            ids.append(try daemon.submit(server.url("/s\(index)"), to: daemon.destination("s\(index)")).id)
+        }
+        for (index, id) in ids.enumerated() {
+            let job = try await daemon.waitForTerminal(id)
+            #expect(job.state == .completed, "\(sizes[index]) bytes: \(String(describing: job.error))")
+            #expect(try sha256Hex(ofFile: daemon.destination("s\(index)")) == TestContent(seed: UInt64(40 + index), size: sizes[index]).sha256Hex())
+        }
+        try await server.shutdown()
+    }
+
     @Test func failedDownloadSaysWhyAndLeavesNothing() async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon()
