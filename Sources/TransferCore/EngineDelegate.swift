@@ -274,7 +274,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             events.yield(
                 .responded(
                     jobID: context.request.jobID, totalBytes: context.totalBytes,
-                    validator: validator, startOffset: context.offset))
+                    validator: validator, startOffset: context.offset, partialInode: context.file.inode))
         }
         context.validator = validator
         completionHandler(.allow)

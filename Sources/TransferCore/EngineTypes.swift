@@ -58,9 +58,10 @@ public struct TransferRequest: Sendable {
 
 /// What the engine reports about a transfer, in order per job.
 public enum EngineEvent: Sendable {
-    /// The server answered: the size when known, the validator to resume with, and the offset
-    /// the body starts at (0 when the transfer starts over).
-    case responded(jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64)
+    /// The server answered: the size when known, the validator to resume with, the offset
+    /// the body starts at (0 when the transfer starts over), and the partial file's inode (which
+    /// the landed file keeps, so a restart can tell that a landing finished before a crash).
+    case responded(jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64, partialInode: UInt64)
     /// The partial file holds at least `bytes` bytes durably.
     case checkpoint(jobID: String, bytes: Int64)
     /// The file is at its destination, synced.
@@ -73,7 +74,7 @@ public enum EngineEvent: Sendable {
 
     public var jobID: String {
         switch self {
-        case .responded(let id, _, _, _), .checkpoint(let id, _), .completed(let id, _),
+        case .responded(let id, _, _, _, _), .checkpoint(let id, _), .completed(let id, _),
             .failed(let id, _), .stopped(let id, _):
             return id
         }

@@ -26,6 +26,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var totalBytes: Int64?
     /// The strong validator (ETag, else Last-Modified) of the representation being fetched.
     public var validator: String?
+    /// The inode of the partial file; the landed file keeps it.
+    public var partialInode: UInt64?
 
     /// The journal key of this job.
     public var journalKey: String { Self.journalKey(id) }

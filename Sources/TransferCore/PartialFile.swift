@@ -7,10 +7,12 @@ import Glibc
 final class PartialFile: Sendable {
     let fd: Int32
     let path: String
+    let inode: UInt64
 
-    private init(fd: Int32, path: String) {
+    private init(fd: Int32, path: String, inode: UInt64) {
         self.fd = fd
         self.path = path
+        self.inode = inode
     }
 
     deinit { close(fd) }
@@ -21,9 +23,13 @@ final class PartialFile: Sendable {
     static func open(path: String, keeping: Int64) throws(FileIOError) -> (PartialFile, Int64) {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw FileIOError("open", path) }
-        let file = PartialFile(fd: fd, path: path)
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileIOError("stat", path) }
+        guard fstat(fd, &info) == 0 else {
+            let error = FileIOError("stat", path)
+            close(fd)
+            throw error
+        }
+        let file = PartialFile(fd: fd, path: path, inode: UInt64(info.st_ino))
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw FileIOError("open", path, errno: EINVAL) }
         let offset = Int64(info.st_size) >= keeping ? keeping : 0
         try file.truncate(to: offset)

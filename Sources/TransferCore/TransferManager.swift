@@ -42,7 +42,14 @@ public actor TransferManager {
         recovered.sort { $0.order < $1.order }
         var requeued: [JobRecord] = []
         for var job in recovered {
-            if job.state == .running {
+            if job.state == .running, Self.landedBeforeCrash(job) {
+                // The file reached its destination, but the daemon died before journaling it.
+                job.state = .completed
+                job.finishedAt = Date()
+                job.checkpointBytes = job.totalBytes ?? job.checkpointBytes
+                journal.write([.put(key: job.journalKey, value: Array((try? encoder.encode(job)) ?? Data()))])
+                logger.info("job had landed before the restart", metadata: ["job": "\(job.id)"])
+            } else if job.state == .running {
                 job.state = .queued
                 requeued.append(job)
             }
@@ -53,6 +60,16 @@ public actor TransferManager {
         if !requeued.isEmpty {
             logger.info("resuming interrupted transfers", metadata: ["count": "\(requeued.count)"])
         }
+    }
+
+    /// Whether a job's file is at its destination already: its partial file is gone and the
+    /// destination is that same file (same inode, full size).
+    static func landedBeforeCrash(_ job: JobRecord) -> Bool {
+        guard let inode = job.partialInode, let total = job.totalBytes else { return false }
+        var info = stat()
+        guard lstat(job.partialPath, &info) != 0, errno == ENOENT else { return false }
+        guard lstat(job.destination, &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFREG && UInt64(info.st_ino) == inode && Int64(info.st_size) == total
     }
 
     // MARK: - Requests
@@ -162,10 +179,11 @@ public actor TransferManager {
     func handle(_ event: EngineEvent) {
         guard var job = jobs[event.jobID] else { return }
         switch event {
-        case .responded(_, let total, let validator, let startOffset):
+        case .responded(_, let total, let validator, let startOffset, let inode):
             guard job.state == .running else { return }
             job.totalBytes = total
             job.validator = validator
+            job.partialInode = inode
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             save(job)
         case .checkpoint(_, let bytes):

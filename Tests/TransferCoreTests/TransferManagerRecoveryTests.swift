@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import Testing
+import TransferProtocol
+@testable import TransferCore
+
+@Suite("Recovery of the core")
+struct TransferManagerRecoveryTests {
+    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    private func record(id: String, order: UInt64, state: JobState, destination: String, total: Int64?, inode: UInt64?) -> JobRecord {
+        JobRecord(
+            id: id, order: order, state: state, url: "http://127.0.0.1:1/\(id)", destination: destination, headers: [:],
+            overwrite: false, owner: 0, idChosenByClient: false, createdAt: Date(), attempts: 1,
+            checkpointBytes: 0, totalBytes: total, partialInode: inode)
+    }
+
+    private func manager(replaying records: [JobRecord], in directory: TemporaryDirectory) async throws -> TransferManager {
+        let journal = try Journal(directory: directory.path, logger: logger)
+        let encoder = WireCoding.encoder()
+        try await journal.commit(try records.map { .put(key: $0.journalKey, value: Array(try encoder.encode($0))) })
+        let reopened = try Journal(directory: directory.path, logger: logger)
+        return try TransferManager(
+            journal: reopened, engine: TransferEngine(configuration: EngineConfiguration(), logger: logger),
+            configuration: CoreConfiguration(), logger: logger)
+    }
+
+    @Test func aJobThatLandedBeforeACrashIsCompletedNotFetchedAgain() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let destination = directory.file("landed.bin")
+        _ = FileManager.default.createFile(atPath: destination, contents: Data(repeating: 7, count: 1000))
+        let inode = try #require(try FileManager.default.attributesOfItem(atPath: destination)[.systemFileNumber] as? UInt64)
+        let manager = try await manager(
+            replaying: [record(id: "landed", order: 1, state: .running, destination: destination, total: 1000, inode: inode)],
+            in: directory)
+        let job = try #require(try await manager.status(id: "landed", states: nil, caller: 0).first)
+        #expect(job.state == .completed)
+        #expect(job.bytesReceived == 1000)
+    }
+
+    @Test func runningJobsAreQueuedAgainAheadOfQueuedOnes() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let manager = try await manager(
+            replaying: [
+                record(id: "first-queued", order: 1, state: .queued, destination: directory.file("a"), total: nil, inode: nil),
+                record(id: "was-running", order: 2, state: .running, destination: directory.file("b"), total: 10, inode: 1),
+                record(id: "done", order: 3, state: .completed, destination: directory.file("c"), total: 10, inode: 2),
+            ],
+            in: directory)
+        let jobs = try await manager.status(id: nil, states: nil, caller: 0)
+        #expect(jobs.map(\.state) == [.queued, .queued, .completed])
+        #expect(await manager.counts.queued == 2)
+    }
+
+    @Test func otherUsersJobsLookLikeMissingOnes() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var mine = record(id: "mine", order: 1, state: .completed, destination: directory.file("a"), total: 1, inode: nil)
+        mine.owner = 1000
+        let manager = try await manager(replaying: [mine], in: directory)
+        await #expect(throws: RPCError.self) { try await manager.status(id: "mine", states: nil, caller: 1001) }
+        #expect(try await manager.status(id: nil, states: nil, caller: 1001).isEmpty)
+        #expect(try await manager.status(id: "mine", states: nil, caller: 1000).count == 1)
+        #expect(try await manager.status(id: "mine", states: nil, caller: 0).count == 1)
+    }
+}
