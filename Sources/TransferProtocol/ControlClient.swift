@@ -32,8 +32,9 @@ public final class ControlClient {
     private let encoder = WireCoding.encoder()
     private let decoder = WireCoding.decoder()
 
-    /// Connects to the daemon's socket at `path`.
-    public init(socketPath path: String) throws(ControlClientError) {
+    /// Connects to the daemon's socket at `path`. With `timeout`, a call that gets no answer for
+    /// that long fails instead of waiting for ever on a hung daemon.
+    public init(socketPath path: String, timeout: Duration? = nil) throws(ControlClientError) {
         socketPath = path
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .cannotConnect(path: path, reason: String(cString: strerror(errno))) }
@@ -58,6 +59,11 @@ public final class ControlClient {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw .cannotConnect(path: path, reason: reason)
+        }
+        if let timeout {
+            var value = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         }
         self.fd = fd
     }
@@ -117,6 +123,9 @@ public final class ControlClient {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    throw .protocolViolation("transferd did not answer in time; it may be overloaded or hung (see its log: journalctl -u transferd)")
+                }
                 throw .protocolViolation("reading failed: \(String(cString: strerror(errno)))")
             }
             if n == 0 { throw .protocolViolation("the daemon closed the connection") }

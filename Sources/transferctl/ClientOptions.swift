@@ -45,7 +45,8 @@ struct ClientOptions: ParsableArguments {
         var attempts: [TransferCtlError.Attempt] = []
         for candidate in candidates() {
             do {
-                return try ControlClient(socketPath: candidate.path)
+                // A daemon answers in milliseconds; a minute of silence means it is stuck.
+                return try ControlClient(socketPath: candidate.path, timeout: .seconds(60))
             } catch {
                 let reason: String
                 switch error {
