@@ -230,6 +230,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                     return
                 }
                 logger.info("server answered 200 to a resume; starting over", metadata: ["job": "\(context.request.jobID)"])
+                context.generation.add(1, ordering: .sequentiallyConsistent)
                 setOffset(context, 0)
             }
             context.totalBytes = length
@@ -363,6 +364,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 return
             }
             logger.info("the server's ranged answer did not continue the file; starting over", metadata: ["job": "\(context.request.jobID)"])
+            context.generation.add(1, ordering: .sequentiallyConsistent)
             setOffset(context, 0)
             context.validator = nil
             context.totalBytes = nil
@@ -415,9 +417,12 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         context.lastCheckpointOffset = offset
         context.lastCheckpointTime = now
         let jobID = context.request.jobID
+        let generation = context.generation.load(ordering: .sequentiallyConsistent)
         ioQueue.async {
             if Glibc.fdatasync(file.fd) == 0 {
-                self.events.yield(.checkpoint(jobID: jobID, bytes: offset))
+                if context.generation.load(ordering: .sequentiallyConsistent) == generation {
+                    self.events.yield(.checkpoint(jobID: jobID, bytes: offset))
+                }
             } else {
                 self.logger.warning("cannot sync a partial file", metadata: ["job": "\(jobID)", "error": "\(FileIOError("fdatasync", file.path))"])
             }

@@ -35,6 +35,9 @@ final class TransferContext: @unchecked Sendable {
     let progress: Atomic<Int64>
     let rate = Atomic<Int64>(0)
     let checkpointInFlight = Atomic<Bool>(false)
+    /// Bumped whenever the partial file is cut back to 0, so a sync that was running for the
+    /// old contents does not report them as a checkpoint of the new ones.
+    let generation = Atomic<Int>(0)
 
     var file: PartialFile
     var offset: Int64
