@@ -233,8 +233,8 @@ struct TestHTTPServerTests {
             let result = try await curl(server.url("/t"))
             let elapsed = clock.now - start
             #expect(result.body == content.allBytes())
+            // 20 000 bytes at 40 000 B/s cannot arrive sooner (no upper bound: a loaded machine is slower).
             #expect(elapsed >= .milliseconds(400))
-            #expect(elapsed < .seconds(5))
         }
     }
 
@@ -274,8 +274,7 @@ struct TestHTTPServerTests {
             let content = TestContent(seed: 17, size: 1_000_000)
             server.serve("/slow", content: content, behaviour: .trickle(bytesPerSecond: 10_000))
             let download = Task { try await curl(server.url("/slow")) }
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(server.bytesSent(for: "/slow") > 0)
+            try await waitUntil("the body to start") { server.bytesSent(for: "/slow") > 0 }
             try await server.shutdown()
             let result = try await download.value
             #expect(result.exitCode == 18)

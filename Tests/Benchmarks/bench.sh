@@ -1,0 +1,462 @@
+#!/usr/bin/env bash
+# Compares transferd with curl and aria2c downloading one file from a local nginx.
+#
+# Usage (from anywhere; `make bench` runs it from the repository root):
+#   Tests/Benchmarks/bench.sh
+# Environment:
+#   BENCH_SIZE_MIB=1024        size of the test file in MiB
+#   BENCH_RUNS=3               runs per tool; the median wall time is reported
+#   BENCH_DIR=/tmp             where the scratch directory is made (a subdirectory is created and removed)
+#   BENCH_SLOW_DISK_USEC=N     also run one download with TRANSFERD_TEST_WRITE_DELAY_USEC=N
+#                              (N microseconds per 16 KiB chunk written) and report its peak RSS
+#   BENCH_SKIP_BUILD=1         use the release binaries already built instead of building them
+#   SWIFT=swift                the swift driver to build with
+#
+# See Tests/Benchmarks/README.md for what is measured and how to read the table.
+set -euo pipefail
+
+# ---------------------------------------------------------------------------- settings
+SIZE_MIB=${BENCH_SIZE_MIB:-1024}
+RUNS=${BENCH_RUNS:-3}
+SLOW_USEC=${BENCH_SLOW_DISK_USEC:-}
+SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
+SWIFT=${SWIFT:-swift}
+
+BENCH_START_NS=$(date +%s%N)
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+
+SCRATCH=""
+NGINX_PID=""
+DAEMON_PIDS=()
+FAILED=0
+
+die() {
+    FAILED=1
+    printf 'bench: FAIL: %s\n' "$*" >&2
+    if [[ -n $SCRATCH && -d $SCRATCH ]]; then
+        local log
+        for log in "$SCRATCH"/transferd*.log "$SCRATCH"/nginx/error.log; do
+            [[ -s $log ]] || continue
+            printf 'bench: --- last lines of %s ---\n' "${log##*/}" >&2
+            tail -n 20 "$log" >&2 || true
+        done
+    fi
+    exit 1
+}
+
+[[ $SIZE_MIB =~ ^[1-9][0-9]*$ ]] || die "BENCH_SIZE_MIB must be a positive integer, got '$SIZE_MIB'"
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer, got '$RUNS'"
+[[ -z $SLOW_USEC || $SLOW_USEC =~ ^[0-9]+$ ]] || die "BENCH_SLOW_DISK_USEC must be a non-negative integer, got '$SLOW_USEC'"
+SIZE_BYTES=$((SIZE_MIB * 1024 * 1024))
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO_ROOT"
+[[ -f Package.swift ]] || die "cannot find Package.swift in $REPO_ROOT"
+
+# ---------------------------------------------------------------------------- cleanup
+stop_pid() { # PID [seconds before SIGKILL]
+    local pid=$1 grace=${2:-10} i
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < grace * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        say "pid $pid did not stop after SIGTERM, sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    local pid
+    for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid" 25; done
+    if [[ -n $NGINX_PID ]]; then stop_pid "$NGINX_PID" 10; fi
+    if [[ -n $SCRATCH && -d $SCRATCH ]]; then rm -rf -- "$SCRATCH"; fi
+    if ((status != 0 && FAILED == 0)); then say "FAIL: stopped with status $status"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------- tools
+have() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 || -x /sbin/$1 ]]; }
+
+APT_UPDATED=0
+apt_install() { # PACKAGE...
+    have apt-get || die "missing $*, and apt-get is not available to install it"
+    if ((APT_UPDATED == 0)); then
+        say "apt-get update"
+        apt-get update -qq >&2 || die "apt-get update failed"
+        APT_UPDATED=1
+    fi
+    say "apt-get install -y $*"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
+if ! have nginx; then
+    system_nginx_was_running=0
+    [[ -s /run/nginx.pid ]] && system_nginx_was_running=1
+    apt_install nginx-light || apt_install nginx || die "cannot install nginx"
+    # Some images let the package start the system nginx: stop what the install started.
+    if ((system_nginx_was_running == 0)) && [[ -s /run/nginx.pid ]]; then
+        say "stopping the system nginx that the package installation started"
+        PATH="$PATH:/usr/sbin" nginx -s quit 2>/dev/null || true
+    fi
+fi
+have curl || apt_install curl || die "cannot install curl"
+have aria2c || apt_install aria2 || die "cannot install aria2"
+[[ -x /usr/bin/time ]] || apt_install time || die "cannot install GNU time"
+have sha256sum || apt_install coreutils || die "cannot install coreutils"
+if [[ $SKIP_BUILD != 1 ]] && ! pkg-config --exists libsystemd 2>/dev/null; then
+    apt_install libsystemd-dev pkg-config || die "cannot install libsystemd-dev"
+fi
+NGINX=$(command -v nginx 2>/dev/null || true)
+if [[ -z $NGINX && -x /usr/sbin/nginx ]]; then NGINX=/usr/sbin/nginx; fi
+if [[ -z $NGINX && -x /sbin/nginx ]]; then NGINX=/sbin/nginx; fi
+[[ -n $NGINX ]] || die "nginx is installed but not found on PATH or in /usr/sbin"
+/usr/bin/time -f '%M' -o /dev/null true 2>/dev/null || die "/usr/bin/time is not GNU time (no -f/-o)"
+
+# ---------------------------------------------------------------------------- helpers
+now_ns() { date +%s%N; }
+secs() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e9 }'; }           # ns -> seconds
+mib_of_kib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }      # KiB -> MiB
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+max_of() { printf '%s\n' "$@" | sort -g | tail -n 1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+mbps() { awk -v bytes="$SIZE_BYTES" -v ns="$1" 'BEGIN { if (ns > 0) printf "%.1f", bytes / 1e6 / (ns / 1e9); else print "n/a" }'; }
+proc_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; } # PID VmHWM|VmRSS -> KiB
+
+SRC_SHA=""
+verify() { # FILE LABEL CHECK_HASH(0|1)
+    local file=$1 label=$2 check_hash=$3 size hash
+    [[ -f $file ]] || die "$label: $file was not created"
+    size=$(stat -c %s -- "$file")
+    ((size == SIZE_BYTES)) || die "$label: $file has $size bytes, expected $SIZE_BYTES"
+    if ((check_hash)); then
+        hash=$(sha256sum -- "$file" | cut -d' ' -f1)
+        [[ $hash == "$SRC_SHA" ]] || die "$label: sha256 of $file is $hash, expected $SRC_SHA"
+        say "$label: size and sha256 match the source"
+    fi
+}
+
+# Runs a command under GNU time; sets WALL_NS and RSS_KIB. The command's output goes to LOG.
+WALL_NS=0
+RSS_KIB=0
+timed() { # LABEL LOG COMMAND...
+    local label=$1 log=$2 t0 t1 rc=0
+    shift 2
+    t0=$(now_ns)
+    /usr/bin/time -f '%M' -o "$SCRATCH/time.out" "$@" >"$log" 2>&1 || rc=$?
+    t1=$(now_ns)
+    if ((rc != 0)); then
+        tail -n 20 "$log" >&2 || true
+        die "$label exited with status $rc: $*"
+    fi
+    WALL_NS=$((t1 - t0))
+    RSS_KIB=$(tail -n 1 "$SCRATCH/time.out")
+}
+
+# fsync one file (coreutils sync FILE), returning the nanoseconds it took.
+fsync_ns() { local t0 t1; t0=$(now_ns); sync -- "$1"; t1=$(now_ns); echo $((t1 - t0)); }
+
+between_runs() { rm -f -- "$@"; sync; }
+
+# ---------------------------------------------------------------------------- build
+BUILD_S="skipped (BENCH_SKIP_BUILD=1)"
+if [[ $SKIP_BUILD != 1 ]]; then
+    say "building transferd and transferctl (release); this takes a few minutes on 2 cores"
+    t0=$(now_ns)
+    "$SWIFT" build -c release --product transferd >&2 || die "swift build --product transferd failed"
+    "$SWIFT" build -c release --product transferctl >&2 || die "swift build --product transferctl failed"
+    BUILD_S="$(secs $(($(now_ns) - t0)))s"
+fi
+BIN_DIR=$("$SWIFT" build -c release --show-bin-path)
+TRANSFERD=$BIN_DIR/transferd
+TRANSFERCTL=$BIN_DIR/transferctl
+[[ -x $TRANSFERD && -x $TRANSFERCTL ]] || die "release binaries not found in $BIN_DIR (unset BENCH_SKIP_BUILD to build them)"
+
+# ---------------------------------------------------------------------------- scratch and test file
+BASE_DIR=${BENCH_DIR:-/tmp}
+mkdir -p -- "$BASE_DIR"
+SCRATCH=$(mktemp -d "$BASE_DIR/transferd-bench.XXXXXX")
+SCRATCH=$(cd "$SCRATCH" && pwd -P)
+mkdir -p "$SCRATCH/www" "$SCRATCH/out" "$SCRATCH/nginx"
+SRC="$SCRATCH/www/test.bin"
+OUT="$SCRATCH/out"
+
+avail_kib=$(df -Pk -- "$SCRATCH" | awk 'NR == 2 { print $4 }')
+need_kib=$((SIZE_MIB * 1024 * 3))
+((avail_kib > need_kib)) || die "$SCRATCH has $((avail_kib / 1024)) MiB free; the benchmark needs about $((need_kib / 1024)) MiB"
+
+say "creating a ${SIZE_MIB} MiB test file of random data in $SCRATCH"
+t0=$(now_ns)
+head -c "$SIZE_BYTES" /dev/urandom >"$SRC"
+say "test file created in $(secs $(($(now_ns) - t0))) s"
+SRC_SHA=$(sha256sum -- "$SRC" | cut -d' ' -f1)
+sync
+
+# ---------------------------------------------------------------------------- nginx
+port_in_use() { (: </dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
+
+nginx_config() { # PORT
+    local ngx=$SCRATCH/nginx temps="" module
+    temps+="    client_body_temp_path $ngx/tmp/body;"$'\n'
+    for module in proxy fastcgi uwsgi scgi; do
+        if ! "$NGINX" -V 2>&1 | grep -q -- "--without-http_${module}_module"; then
+            temps+="    ${module}_temp_path $ngx/tmp/$module;"$'\n'
+        fi
+    done
+    cat <<EOF
+daemon off;
+worker_processes 1;
+user root;
+pid $ngx/nginx.pid;
+error_log $ngx/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    default_type application/octet-stream;
+$temps    server {
+        listen 127.0.0.1:$1;
+        root $SCRATCH/www;
+        location / { }
+    }
+}
+EOF
+}
+
+start_nginx() {
+    local attempt port i e_flag=()
+    mkdir -p "$SCRATCH/nginx/tmp"
+    "$NGINX" -h 2>&1 | grep -qE '^ +-e ' && e_flag=(-e "$SCRATCH/nginx/error.log")
+    for attempt in 1 2 3 4 5; do
+        port=$((20000 + RANDOM % 40000))
+        port_in_use "$port" && continue
+        nginx_config "$port" >"$SCRATCH/nginx/nginx.conf"
+        "$NGINX" -p "$SCRATCH/nginx" "${e_flag[@]}" -c "$SCRATCH/nginx/nginx.conf" >>"$SCRATCH/nginx/error.log" 2>&1 &
+        NGINX_PID=$!
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$NGINX_PID" 2>/dev/null || break
+            if curl -sf -o /dev/null -r 0-0 "http://127.0.0.1:$port/test.bin"; then
+                URL="http://127.0.0.1:$port/test.bin"
+                say "nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///') serving $URL (pid $NGINX_PID)"
+                return 0
+            fi
+            sleep 0.1
+        done
+        say "nginx did not come up on port $port (attempt $attempt)"
+        stop_pid "$NGINX_PID" 5
+        NGINX_PID=""
+    done
+    die "cannot start nginx"
+}
+URL=""
+start_nginx
+served=$(curl -sfI "$URL" | tr -d '\r' | awk 'tolower($1) == "content-length:" { print $2 }')
+[[ $served == "$SIZE_BYTES" ]] || die "nginx reports Content-Length '$served', expected $SIZE_BYTES"
+curl -s -o /dev/null "$URL" # read the file once so that every tool finds it in the page cache
+
+# ---------------------------------------------------------------------------- transferd
+DAEMON_PID=""
+DAEMON_SOCKET=""
+start_daemon() { # NAME [ENV=VALUE...]: sets DAEMON_PID and DAEMON_SOCKET
+    local name=$1 i
+    shift
+    local dir=$SCRATCH/$name
+    mkdir -p "$dir/state"
+    DAEMON_SOCKET=$dir/transferd.sock
+    if ((${#DAEMON_SOCKET} > 100)); then
+        DAEMON_SOCKET=$(mktemp -u /tmp/transferd-bench.XXXXXX.sock)
+    fi
+    printf '{"max_concurrent_transfers": 4, "log_level": "info"}\n' >"$dir/transferd.json"
+    # Keep TRANSFERD_* settings of the caller's environment out of the daemon's configuration.
+    local unset_env=() var
+    for var in $(compgen -e); do [[ $var == TRANSFERD_* ]] && unset_env+=(-u "$var"); done
+    env "${unset_env[@]}" "$@" "$TRANSFERD" --socket "$DAEMON_SOCKET" --state-dir "$dir/state" \
+        --config "$dir/transferd.json" >"$SCRATCH/$name.log" 2>&1 &
+    DAEMON_PID=$!
+    DAEMON_PIDS+=("$DAEMON_PID")
+    for ((i = 0; i < 300; i++)); do
+        kill -0 "$DAEMON_PID" 2>/dev/null || die "transferd ($name) exited during startup"
+        if [[ -S $DAEMON_SOCKET ]] && "$TRANSFERCTL" status --socket "$DAEMON_SOCKET" >/dev/null 2>&1; then
+            sleep 1 # let startup settle before reading the baseline RSS
+            return 0
+        fi
+        sleep 0.1
+    done
+    die "transferd ($name) did not answer on $DAEMON_SOCKET within 30 s"
+}
+
+json_field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" "$2"; }
+iso_ns() { date -d "$1" +%s%N; }
+
+CAN_RESET_HWM=0
+reset_hwm() { # PID: resets VmHWM to the current RSS (Linux clear_refs 5)
+    if echo 5 >"/proc/$1/clear_refs" 2>/dev/null; then CAN_RESET_HWM=1; else CAN_RESET_HWM=0; fi
+}
+
+# Submits one download and waits; sets WALL_NS (submit to exit), DAEMON_NS (started_at to
+# finished_at as the daemon recorded them) and PEAK_KIB (the daemon's VmHWM during the run).
+DAEMON_NS=0
+PEAK_KIB=0
+transferd_run() { # LABEL PID SOCKET DEST
+    local label=$1 pid=$2 socket=$3 dest=$4 t0 t1 rc=0 state started finished
+    reset_hwm "$pid"
+    t0=$(now_ns)
+    "$TRANSFERCTL" submit --socket "$socket" --wait --json "$URL" "$dest" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
+    t1=$(now_ns)
+    PEAK_KIB=$(proc_kib "$pid" VmHWM)
+    kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the download"
+    state=$(json_field state "$SCRATCH/job.json")
+    if ((rc != 0)) || [[ $state != completed ]]; then
+        cat "$SCRATCH/job.json" "$SCRATCH/transferctl.err" >&2 || true
+        die "$label: transferctl submit --wait exited $rc, job state '$state'"
+    fi
+    WALL_NS=$((t1 - t0))
+    started=$(json_field started_at "$SCRATCH/job.json")
+    finished=$(json_field finished_at "$SCRATCH/job.json")
+    if [[ -n $started && -n $finished ]]; then
+        DAEMON_NS=$(($(iso_ns "$finished") - $(iso_ns "$started")))
+    else
+        DAEMON_NS=0
+    fi
+}
+
+say "starting transferd (release) for the benchmark"
+start_daemon transferd
+MAIN_PID=$DAEMON_PID
+MAIN_SOCKET=$DAEMON_SOCKET
+BASE_RSS_KIB=$(proc_kib "$MAIN_PID" VmRSS)
+BASE_HWM_KIB=$(proc_kib "$MAIN_PID" VmHWM)
+say "transferd pid $MAIN_PID: baseline VmRSS $(mib_of_kib "$BASE_RSS_KIB") MiB, VmHWM $(mib_of_kib "$BASE_HWM_KIB") MiB"
+
+# ---------------------------------------------------------------------------- runs
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+declare -a CURL_NS=() CURL_RSS=() CURL_SYNC=() ARIA_NS=() ARIA_RSS=() ARIA_SYNC=()
+declare -a ARIAD_NS=() ARIAD_RSS=() TD_NS=() TD_DAEMON_NS=() TD_RSS=()
+
+for ((run = 1; run <= RUNS; run++)); do
+    first=$((run == 1 ? 1 : 0))
+    tag="run $run/$RUNS"
+
+    dest=$OUT/curl.bin
+    between_runs "$dest"
+    timed "curl" "$SCRATCH/curl.log" curl -s -S -f -o "$dest" "$URL"
+    sync_ns=$(fsync_ns "$dest")
+    verify "$dest" "curl ($tag)" "$first"
+    CURL_NS+=("$WALL_NS"); CURL_RSS+=("$RSS_KIB"); CURL_SYNC+=("$sync_ns")
+    echo "$tag: curl wall_s=$(secs "$WALL_NS") fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
+
+    dest=$OUT/aria2.bin
+    between_runs "$dest" "$dest.aria2"
+    timed "aria2c" "$SCRATCH/aria2.log" aria2c -x1 -s1 --file-allocation=none --allow-overwrite=true \
+        --summary-interval=0 --console-log-level=warn -d "$OUT" -o aria2.bin "$URL"
+    sync_ns=$(fsync_ns "$dest")
+    verify "$dest" "aria2c ($tag)" "$first"
+    ARIA_NS+=("$WALL_NS"); ARIA_RSS+=("$RSS_KIB"); ARIA_SYNC+=("$sync_ns")
+    echo "$tag: aria2c wall_s=$(secs "$WALL_NS") fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
+
+    dest=$OUT/aria2-defaults.bin
+    between_runs "$dest" "$dest.aria2"
+    timed "aria2c (defaults)" "$SCRATCH/aria2-defaults.log" aria2c \
+        --summary-interval=0 --console-log-level=warn -d "$OUT" -o aria2-defaults.bin "$URL"
+    verify "$dest" "aria2c defaults ($tag)" "$first"
+    ARIAD_NS+=("$WALL_NS"); ARIAD_RSS+=("$RSS_KIB")
+    echo "$tag: aria2c_defaults wall_s=$(secs "$WALL_NS") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
+
+    dest=$OUT/transferd.bin
+    between_runs "$dest"
+    transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest"
+    verify "$dest" "transferd ($tag)" "$first"
+    TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB")
+    echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+
+    between_runs "$OUT"/*.bin
+done
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+FINAL_HWM_KIB=$(proc_kib "$MAIN_PID" VmHWM)
+AFTER_RSS_KIB=$(proc_kib "$MAIN_PID" VmRSS)
+stop_pid "$MAIN_PID" 25
+
+# ---------------------------------------------------------------------------- slow disk
+SLOW_LINE=""
+if [[ -n $SLOW_USEC ]]; then
+    say "slow-disk run: TRANSFERD_TEST_WRITE_DELAY_USEC=$SLOW_USEC (per 16 KiB chunk written)"
+    start_daemon transferd-slow "TRANSFERD_TEST_WRITE_DELAY_USEC=$SLOW_USEC"
+    slow_base=$(proc_kib "$DAEMON_PID" VmRSS)
+    dest=$OUT/transferd-slow.bin
+    between_runs "$dest"
+    transferd_run "transferd slow disk" "$DAEMON_PID" "$DAEMON_SOCKET" "$dest"
+    verify "$dest" "transferd slow disk" 1
+    slow_peak=$PEAK_KIB
+    between_runs "$dest"
+    stop_pid "$DAEMON_PID" 25
+    SLOW_LINE="transferd slow-disk (${SLOW_USEC} us/16KiB): wall_s=$(secs "$WALL_NS") baseline_rss_mib=$(mib_of_kib "$slow_base") peak_rss_mib=$(mib_of_kib "$slow_peak") growth_mib=$(mib_of_kib $((slow_peak - slow_base))) file_mib=$SIZE_MIB"
+fi
+
+# ---------------------------------------------------------------------------- table
+m_curl=$(median "${CURL_NS[@]}")
+m_curl_sync=$(median "${CURL_SYNC[@]}")
+m_aria=$(median "${ARIA_NS[@]}")
+m_aria_sync=$(median "${ARIA_SYNC[@]}")
+m_ariad=$(median "${ARIAD_NS[@]}")
+m_td=$(median "${TD_NS[@]}")
+m_td_daemon=$(median "${TD_DAEMON_NS[@]}")
+curl_plus_sync=$(awk -v a="$m_curl" -v b="$m_curl_sync" 'BEGIN { printf "%d", a + b }')
+aria_plus_sync=$(awk -v a="$m_aria" -v b="$m_aria_sync" 'BEGIN { printf "%d", a + b }')
+if ((CAN_RESET_HWM)); then hwm_note="per-run VmHWM, reset before each run"; else hwm_note="VmHWM is cumulative: max since start"; fi
+
+row() { # TOOL NS RSS_KIB RATIO
+    printf '%-30s %10s %10s %14s %10s\n' "$1" "$(secs "$2")" "$(mbps "$2")" "$3" "$4"
+}
+
+total_s=$(secs $(($(now_ns) - BENCH_START_NS)))
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+fs=$(df -PT -- "$SCRATCH" | awk 'NR == 2 { print $2 }')
+
+echo
+echo "== transferd benchmark =="
+echo "machine: nproc=$(nproc) kernel=$(uname -r) arch=$(uname -m) cpu='${cpu:-unknown}' mem=$mem"
+echo "load average (1/5/15 min): start $LOAD_START, end $LOAD_END"
+echo "size: $SIZE_MIB MiB ($SIZE_BYTES bytes), runs: $RUNS (median shown), source: nginx on 127.0.0.1, sendfile on, page-cached"
+echo "destination filesystem: $fs ($SCRATCH), sync between runs; release build time: ${BUILD_S}"
+echo "MB/s = 10^6 bytes/s; peak RSS = max over runs (curl/aria2: GNU time; transferd: daemon $hwm_note)"
+echo
+printf '%-30s %10s %10s %14s %10s\n' "tool" "median_s" "MB/s" "peak_rss_MiB" "vs_curl"
+row "curl" "$m_curl" "$(mib_of_kib "$(max_of "${CURL_RSS[@]}")")" "1.00"
+row "aria2c -x1 -s1 (no prealloc)" "$m_aria" "$(mib_of_kib "$(max_of "${ARIA_RSS[@]}")")" "$(ratio "$m_aria" "$m_curl")"
+row "aria2c (defaults)" "$m_ariad" "$(mib_of_kib "$(max_of "${ARIAD_RSS[@]}")")" "$(ratio "$m_ariad" "$m_curl")"
+row "transferd (submit->completed)" "$m_td" "$(mib_of_kib "$(max_of "${TD_RSS[@]}")")" "$(ratio "$m_td" "$m_curl")"
+row "transferd (daemon-side)" "$m_td_daemon" "-" "$(ratio "$m_td_daemon" "$m_curl")"
+row "curl + fsync of the file" "$curl_plus_sync" "-" "$(ratio "$curl_plus_sync" "$m_curl")"
+row "aria2c -x1 -s1 + fsync" "$aria_plus_sync" "-" "$(ratio "$aria_plus_sync" "$m_curl")"
+echo
+echo "per-run wall seconds: curl=[$(for v in "${CURL_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]" \
+    "aria2c=[$(for v in "${ARIA_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]" \
+    "aria2c_defaults=[$(for v in "${ARIAD_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]" \
+    "transferd=[$(for v in "${TD_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]"
+echo "transferd daemon RSS: baseline $(mib_of_kib "$BASE_RSS_KIB") MiB (VmHWM $(mib_of_kib "$BASE_HWM_KIB") MiB) before the first download;" \
+    "per-run peaks [$(for v in "${TD_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB;" \
+    "VmRSS after the runs $(mib_of_kib "$AFTER_RSS_KIB") MiB; VmHWM at the end $(mib_of_kib "$FINAL_HWM_KIB") MiB"
+echo "note: transferctl --wait polls every 0.5 s, so submit->completed includes up to 0.5 s of polling;" \
+    "transferd fsyncs as it goes and at the end, curl and aria2c do not (see the '+ fsync' rows)"
+if [[ -n $SLOW_LINE ]]; then echo "$SLOW_LINE"; fi
+echo
+echo "== summary =="
+echo "total script time: ${total_s}s"
+echo "transferd peak RSS: $(mib_of_kib "$(max_of "${TD_RSS[@]}")") MiB (baseline $(mib_of_kib "$BASE_RSS_KIB") MiB)"
+if [[ -n $SLOW_USEC ]]; then
+    echo "transferd slow-disk peak RSS: $(mib_of_kib "$slow_peak") MiB (baseline $(mib_of_kib "$slow_base") MiB, ${SLOW_USEC} us per 16 KiB chunk)"
+fi
+echo "aria2c/curl time ratio: $(ratio "$m_aria" "$m_curl")"
+echo "transferd/(curl+fsync) time ratio: $(ratio "$m_td" "$curl_plus_sync")"
+echo "transferd/curl time ratio: $(ratio "$m_td" "$m_curl")"
