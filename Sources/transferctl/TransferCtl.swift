@@ -32,7 +32,7 @@ struct TransferCtl: AsyncParsableCommand {
     static func main() async {
         var command: any ParsableCommand
         do {
-            command = try parseAsRoot()
+            command = try parseAsRoot(LeadingSocketOption.reorder(Array(CommandLine.arguments.dropFirst())))
         } catch {
             exitAfterParsing(error)
         }

@@ -137,7 +137,15 @@ verify() { # FILE LABEL CHECK_HASH(0|1)
     local file=$1 label=$2 check_hash=$3 size hash
     [[ -f $file ]] || die "$label: $file was not created"
     size=$(stat -c %s -- "$file")
-    ((size == SIZE_BYTES)) || die "$label: $file has $size bytes, expected $SIZE_BYTES"
+    if ((size != SIZE_BYTES)); then
+        if ((size > SIZE_BYTES)) && cmp -s -n "$SIZE_BYTES" -- "$file" "$SRC"; then
+            printf 'bench: the first %s bytes equal the source; the %s extra bytes at the end begin with:\n' \
+                "$SIZE_BYTES" $((size - SIZE_BYTES)) >&2
+            tail -c +$((SIZE_BYTES + 1)) -- "$file" | head -c 300 | tr -c '[:print:]\n' '.' >&2 || true
+            echo >&2
+        fi
+        die "$label: $file has $size bytes, expected $SIZE_BYTES"
+    fi
     if ((check_hash)); then
         hash=$(sha256sum -- "$file" | cut -d' ' -f1)
         [[ $hash == "$SRC_SHA" ]] || die "$label: sha256 of $file is $hash, expected $SRC_SHA"

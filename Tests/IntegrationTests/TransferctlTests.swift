@@ -24,7 +24,7 @@ struct TransferctlTests {
         let job = try WireCoding.decoder().decode(Job.self, from: Data(status.stdout.utf8))
         #expect(job.state == .completed)
 
-        let table = try runTransferctl(["status", "--socket", daemon.socketPath])
+        let table = try runTransferctl(["--socket", daemon.socketPath, "status"])
         #expect(table.stdout.contains("STATE") && table.stdout.contains(id))
 
         let cancel = try runTransferctl(["cancel", "--socket", daemon.socketPath, id])
