@@ -315,8 +315,10 @@ reset_hwm() { # PID: resets VmHWM to the current RSS (Linux clear_refs 5)
 # finished_at as the daemon recorded them) and PEAK_KIB (the daemon's VmHWM during the run).
 DAEMON_NS=0
 PEAK_KIB=0
+BEFORE_KIB=0
 transferd_run() { # LABEL PID SOCKET DEST
     local label=$1 pid=$2 socket=$3 dest=$4 t0 t1 rc=0 state started finished
+    BEFORE_KIB=$(proc_kib "$pid" VmRSS)
     reset_hwm "$pid"
     t0=$(now_ns)
     "$TRANSFERCTL" submit --socket "$socket" --wait --json "$URL" "$dest" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
@@ -385,7 +387,7 @@ for ((run = 1; run <= RUNS; run++)); do
     transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest"
     verify "$dest" "transferd ($tag)" "$first"
     TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB")
-    echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+    echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
 
     between_runs "$OUT"/*.bin
 done
@@ -420,7 +422,7 @@ m_td=$(median "${TD_NS[@]}")
 m_td_daemon=$(median "${TD_DAEMON_NS[@]}")
 curl_plus_sync=$(awk -v a="$m_curl" -v b="$m_curl_sync" 'BEGIN { printf "%d", a + b }')
 aria_plus_sync=$(awk -v a="$m_aria" -v b="$m_aria_sync" 'BEGIN { printf "%d", a + b }')
-if ((CAN_RESET_HWM)); then hwm_note="per-run VmHWM, reset before each run"; else hwm_note="VmHWM is cumulative: max since start"; fi
+if ((CAN_RESET_HWM)); then hwm_note="per-run VmHWM, reset to the current RSS before each run"; else hwm_note="VmHWM is cumulative: max since start"; fi
 
 row() { # TOOL NS RSS_KIB RATIO
     printf '%-30s %10s %10s %14s %10s\n' "$1" "$(secs "$2")" "$(mbps "$2")" "$3" "$4"
