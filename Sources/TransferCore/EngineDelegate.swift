@@ -144,9 +144,14 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         sendRequest(context)
     }
 
-    /// Runs on the delegate queue. Asks for the body from the context's offset.
+    /// Runs on the delegate queue. Asks for the body from the context's offset, or, when the
+    /// whole representation is already in the partial file, finishes without asking.
     private func sendRequest(_ context: TransferContext) {
         guard let session else { return }
+        if let total = context.totalBytes, context.offset >= total, context.offset > 0 {
+            finishReceived(context)
+            return
+        }
         var request = URLRequest(url: context.request.url)
         request.httpMethod = "GET"
         request.timeoutInterval = configuration.idleTimeout
@@ -284,8 +289,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let context = state.withLock({ $0.byTask[dataTask.taskIdentifier] }) else { return }
         let phase = context.phase
+        // Only a 200 or 206 body is the file's bytes; an error page after a refused answer
+        // (which FoundationNetworking may still deliver) never is.
         guard phase == .active || phase == .pausing || phase == .stopping, context.failure == nil,
-            !context.restartFromZero
+            !context.restartFromZero, !context.alreadyComplete,
+            context.statusCode == 200 || context.statusCode == 206
         else { return }
         do throws(FileIOError) {
             var failure: FileIOError?
@@ -348,7 +356,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             break
         }
         if context.alreadyComplete {
-            land(context)
+            finishReceived(context)
             return
         }
         if context.restartFromZero {
@@ -387,6 +395,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             resumeWhenDrained(context)
             return
         }
+        finishReceived(context)
+    }
+
+    /// The body has ended: land the file if it has exactly the announced size.
+    private func finishReceived(_ context: TransferContext) {
         if let total = context.totalBytes, total != context.offset {
             fail(
                 context,

@@ -14,7 +14,7 @@ public struct EngineConfiguration: Sendable {
     public var backlogLowWater = 64
     /// Bounds of the ranged segments asked for at once: a request queues at most a segment in
     /// memory. Segments grow while the disk keeps up and shrink when chunks pile up.
-    public var segmentBytes: ClosedRange<Int64> = (4 << 20)...(64 << 20)
+    public var segmentBytes: ClosedRange<Int64> = (4 << 20)...(16 << 20)
     /// Give up on a connection that delivers nothing for this long.
     public var idleTimeout: TimeInterval = 60
     /// How many connections to one host may be open at once.

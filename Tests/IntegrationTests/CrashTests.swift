@@ -85,8 +85,8 @@ struct CrashTests {
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 7, size: 200 << 20)
         server.serve("/big.bin", content: content)
-        // A slow disk, so the kill lands mid-body.
-        try await daemon.start(environment: ["TRANSFERD_TEST_WRITE_DELAY_USEC": "200"])
+        // A slow disk (at least 13 s for the body), so the kill lands mid-body even on a busy machine.
+        try await daemon.start(environment: ["TRANSFERD_TEST_WRITE_DELAY_USEC": "1000"])
         let destination = daemon.destination("big.bin")
         let job = try daemon.submit(server.url("/big.bin"), to: destination)
         try await waitUntil("20 MiB to arrive", seconds: 120) { try daemon.job(job.id).bytesReceived > 20 << 20 }
