@@ -37,12 +37,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// Syncs partial files off the delegate queue, so a slow disk flush never stalls receiving.
     private let ioQueue = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
     weak var session: URLSession?
+    private let checkpointIntervalNanoseconds: UInt64
 
     init(
         configuration: EngineConfiguration, queue: OperationQueue, logger: Logger,
         events: AsyncStream<EngineEvent>.Continuation
     ) {
         self.configuration = configuration
+        let interval = configuration.checkpointInterval.components
+        self.checkpointIntervalNanoseconds = UInt64(max(interval.seconds, 0)) * 1_000_000_000 + UInt64(max(interval.attoseconds, 0) / 1_000_000_000)
         self.queue = queue
         self.logger = logger
         self.events = events
@@ -55,7 +58,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         queue.addOperation { self.begin(request) }
     }
 
-    func cancel(jobID: String) -> Bool {
+    func cancel(jobID: String) -> CancelOutcome {
         let found: TransferContext?? = state.withLock { state in
             if state.starting.contains(jobID) {
                 state.cancelledBeforeStart.insert(jobID)
@@ -63,16 +66,17 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             }
             return state.byJob[jobID].map { .some($0) } ?? nil
         }
-        guard let found else { return false }
-        guard let context = found else { return true }
+        guard let found else { return .notRunning }
+        guard let context = found else { return .cancelled }
         return context.control.withLock { control in
             switch control.phase {
-            case .landing, .cancelling, .stopping:
-                return control.phase == .cancelling
+            case .landing: return .landing
+            case .cancelling: return .cancelled
+            case .stopping: return .notRunning
             case .active, .pausing:
                 control.phase = .cancelling
                 control.task?.cancel()
-                return true
+                return .cancelled
             }
         }
     }
@@ -101,6 +105,10 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         return state.withLock { $0.stopped }
     }
 
+    func finishEvents() {
+        events.finish()
+    }
+
     func progress(jobID: String) -> TransferProgress? {
         guard let context = state.withLock({ $0.byJob[jobID] }) else { return nil }
         return TransferProgress(
@@ -112,43 +120,59 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     // MARK: - Starting
 
-    /// Runs on the delegate queue.
+    private enum BeginDecision {
+        case cancelled
+        case stopped(kept: Int64)
+        case failed(FileIOError)
+        case run(TransferContext)
+    }
+
+    /// Runs on the delegate queue. Opens the partial file, then decides under one lock whether
+    /// the transfer runs, so a cancel or a shutdown never falls between "starting" and "running".
     private func begin(_ request: TransferRequest) {
-        let (cancelled, stopping) = state.withLock { state in
-            state.starting.remove(request.jobID)
-            return (state.cancelledBeforeStart.remove(request.jobID) != nil, state.stoppingAll)
+        let opened: Result<(PartialFile, Int64), FileIOError>
+        do throws(FileIOError) {
+            opened = .success(try PartialFile.open(path: request.partialPath, keeping: request.validator == nil ? 0 : request.resumeFrom))
+        } catch {
+            opened = .failure(error)
         }
-        if cancelled || stopping {
-            if cancelled { unlink(request.partialPath) }
-            let kept = cancelled ? 0 : request.resumeFrom
-            state.withLock {
-                $0.stopped[request.jobID] = StoppedTransfer(bytes: kept, validator: request.validator, totalBytes: request.totalBytes)
+        let decision: BeginDecision = state.withLock { state in
+            state.starting.remove(request.jobID)
+            if state.cancelledBeforeStart.remove(request.jobID) != nil { return .cancelled }
+            switch opened {
+            case .failure(let error):
+                return .failed(error)
+            case .success(let (file, offset)):
+                if state.stoppingAll {
+                    state.stopped[request.jobID] = StoppedTransfer(bytes: offset, validator: request.validator, totalBytes: request.totalBytes)
+                    return .stopped(kept: offset)
+                }
+                let context = TransferContext(request: request, file: file, offset: offset, segmentBytes: configuration.segmentBytes.lowerBound)
+                state.byJob[request.jobID] = context
+                return .run(context)
             }
+        }
+        switch decision {
+        case .cancelled:
+            unlink(request.partialPath)
+            events.yield(.stopped(jobID: request.jobID, bytes: 0))
+            releaseStopWaitersIfIdle()
+        case .stopped(let kept):
             events.yield(.stopped(jobID: request.jobID, bytes: kept))
             releaseStopWaitersIfIdle()
-            return
-        }
-        let opened: (PartialFile, Int64)
-        do throws(FileIOError) {
-            opened = try PartialFile.open(path: request.partialPath, keeping: request.validator == nil ? 0 : request.resumeFrom)
-        } catch {
+        case .failed(let error):
             events.yield(.failed(jobID: request.jobID, error: Self.diskError(error, writing: request.partialPath)))
             releaseStopWaitersIfIdle()
-            return
+        case .run(let context):
+            sendRequest(context)
         }
-        let context = TransferContext(request: request, file: opened.0, offset: opened.1, segmentBytes: configuration.segmentBytes.lowerBound)
-        state.withLock { $0.byJob[request.jobID] = context }
-        if state.withLock({ $0.stoppingAll }) {
-            context.control.withLock { $0.phase = .stopping }
-        }
-        sendRequest(context)
     }
 
     /// Runs on the delegate queue. Asks for the body from the context's offset, or, when the
     /// whole representation is already in the partial file, finishes without asking.
     private func sendRequest(_ context: TransferContext) {
         guard let session else { return }
-        if let total = context.totalBytes, context.offset >= total, context.offset > 0 {
+        if let total = context.totalBytes, context.offset >= total {
             finishReceived(context)
             return
         }
@@ -188,7 +212,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return true
         }
         guard proceed else {
-            finishStopped(context)
+            completeStop(context)
             return
         }
         state.withLock { $0.byTask[task.taskIdentifier] = context }
@@ -248,6 +272,21 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 completionHandler(.cancel)
                 return
             }
+            let answered = Self.strongValidator(http)
+            if context.offset > 0, let asked = context.validator, answered != asked {
+                // The server ignored If-Range and sent a range of a different version.
+                context.restartFromZero = true
+                completionHandler(.cancel)
+                return
+            }
+            if answered == nil, context.validator == nil, range.end + 1 < (range.total ?? Int64.max) {
+                // Without a validator, a later range could come from a changed file: fetch the
+                // file in one piece instead of stitching ranges together.
+                context.rangesUsable = false
+                context.restartFromZero = true
+                completionHandler(.cancel)
+                return
+            }
             context.totalBytes = range.total ?? context.totalBytes
             context.segmentEnd = range.end
         case 416:
@@ -267,7 +306,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             let reason = HTTPURLResponse.localizedString(forStatusCode: http.statusCode)
             context.failure = JobError(
                 code: "http_status",
-                message: "the server answered \(http.statusCode) (\(reason)) for \(context.request.url.absoluteString)",
+                message: "the server answered \(http.statusCode) (\(reason)) for \(Redaction.url(context.request.url))",
                 httpStatus: http.statusCode)
             completionHandler(.cancel)
             return
@@ -280,7 +319,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             events.yield(
                 .responded(
                     jobID: context.request.jobID, totalBytes: context.totalBytes,
-                    validator: validator, startOffset: context.offset, partialInode: context.file.inode))
+                    validator: validator, startOffset: context.offset, partialInode: context.file.inode,
+                    generation: context.generation.load(ordering: .sequentiallyConsistent)))
         }
         context.validator = validator
         completionHandler(.allow)
@@ -321,10 +361,13 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             context.rateSampleOffset = context.offset
         }
         if context.offset - context.lastCheckpointOffset >= configuration.checkpointBytes
-            || now &- context.lastCheckpointTime >= UInt64(configuration.checkpointInterval.components.seconds) * 1_000_000_000
+            || now &- context.lastCheckpointTime >= checkpointIntervalNanoseconds
         {
             checkpoint(context, now: now)
         }
+        // The backlog moves slowly relative to single chunks: sample it on every 8th.
+        context.chunks &+= 1
+        guard context.chunks & 7 == 0 else { return }
         let backlog = queue.operationCount
         if backlog > context.segmentPeakBacklog { context.segmentPeakBacklog = backlog }
         if phase == .active, context.acceptsRanges, context.validator != nil, backlog > configuration.backlogHighWater {
@@ -384,10 +427,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return
         }
         if let error {
-            fail(context, JobError(code: "network", message: "the transfer from \(context.request.url.host ?? "the server") failed: \(error.localizedDescription)"))
+            fail(
+                context,
+                JobError(
+                    code: "network",
+                    message: "the transfer from \(context.request.url.host ?? "the server") failed: \(error.localizedDescription); "
+                        + "check that the server is reachable from this machine, then submit the job again"))
             return
         }
-        if context.statusCode == 206, let end = context.segmentEnd, context.offset == end + 1,
+        if context.statusCode == 206, let end = context.segmentEnd, context.offset - 1 == end,
             let total = context.totalBytes, context.offset < total
         {
             // One segment done: size the next one by how much piled up during this one.
@@ -405,7 +453,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 context,
                 JobError(
                     code: "size_mismatch",
-                    message: "the server announced \(total) bytes but sent \(context.offset); the file was not kept"))
+                    message: "the server announced \(total) bytes but sent \(context.offset); the file was not kept. "
+                        + "Submit the job again; if it keeps happening, the server is sending a damaged response"))
             return
         }
         land(context)
@@ -416,10 +465,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private func setOffset(_ context: TransferContext, _ offset: Int64) {
         context.offset = offset
         context.progress.store(offset, ordering: .relaxed)
-        if offset < context.lastCheckpointOffset {
-            context.lastCheckpointOffset = offset
-            context.rateSampleOffset = offset
-        }
+        if offset < context.lastCheckpointOffset { context.lastCheckpointOffset = offset }
+        if offset < context.rateSampleOffset { context.rateSampleOffset = offset }
     }
 
     /// Syncs the partial file off the delegate queue, then reports the offset as durable.
@@ -433,9 +480,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let generation = context.generation.load(ordering: .sequentiallyConsistent)
         ioQueue.async {
             if Glibc.fdatasync(file.fd) == 0 {
-                if context.generation.load(ordering: .sequentiallyConsistent) == generation {
-                    self.events.yield(.checkpoint(jobID: jobID, bytes: offset))
-                }
+                self.events.yield(.checkpoint(jobID: jobID, bytes: offset, generation: generation))
             } else {
                 self.logger.warning("cannot sync a partial file", metadata: ["job": "\(jobID)", "error": "\(FileIOError("fdatasync", file.path))"])
             }
@@ -596,8 +641,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         switch error.errno {
         case ENOSPC, EDQUOT: hint = "free some space on that filesystem, then submit again"
         case EACCES, EPERM: hint = "make the directory writable by the transferd service"
-        case ENOENT: hint = "the directory no longer exists"
-        default: hint = "check the disk and the filesystem"
+        case ENOENT: hint = "the directory was removed: create it again, then submit the job again"
+        case EROFS: hint = "the filesystem is read-only: remount it read-write or choose another destination"
+        default: hint = "check the disk and the kernel log (dmesg), then submit the job again"
         }
         return JobError(code: "disk", message: "cannot write \(path): \(error) (\(hint))")
     }
@@ -617,7 +663,9 @@ struct UnsatisfiedRange: Equatable {
     var total: Int64
 
     init?(_ header: String?) {
-        guard let header, header.lowercased().hasPrefix("bytes */"), let total = Int64(header.dropFirst(8).trimmingCharacters(in: .whitespaces)) else {
+        guard let header, header.lowercased().hasPrefix("bytes */"),
+            let total = ContentRange.number(Substring(header.dropFirst(8).trimmingCharacters(in: .whitespaces)))
+        else {
             return nil
         }
         self.total = total
@@ -636,9 +684,23 @@ struct ContentRange: Equatable {
         let parts = spec.split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return nil }
         let bounds = parts[0].split(separator: "-", maxSplits: 1)
-        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start <= end else { return nil }
+        guard bounds.count == 2, let start = Self.number(bounds[0]), let end = Self.number(bounds[1]), start <= end else { return nil }
+        let total: Int64?
+        if parts[1] == "*" {
+            total = nil
+        } else {
+            guard let value = Self.number(parts[1]), end < value else { return nil }
+            total = value
+        }
         self.start = start
         self.end = end
-        self.total = parts[1] == "*" ? nil : Int64(parts[1])
+        self.total = total
+    }
+
+    /// Plain decimal digits that fit an Int64 (no sign, no spaces): a hostile header cannot
+    /// smuggle in a negative or overflowing value.
+    static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return Int64(text)
     }
 }

@@ -61,9 +61,11 @@ public enum EngineEvent: Sendable {
     /// The server answered: the size when known, the validator to resume with, the offset
     /// the body starts at (0 when the transfer starts over), and the partial file's inode (which
     /// the landed file keeps, so a restart can tell that a landing finished before a crash).
-    case responded(jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64, partialInode: UInt64)
-    /// The partial file holds at least `bytes` bytes durably.
-    case checkpoint(jobID: String, bytes: Int64)
+    /// `generation` counts how often this run cut the partial file back to 0.
+    case responded(jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64, partialInode: UInt64, generation: Int)
+    /// The partial file holds at least `bytes` bytes durably, of the contents begun at `generation`;
+    /// a checkpoint of an older generation than the last `responded` must be ignored.
+    case checkpoint(jobID: String, bytes: Int64, generation: Int)
     /// The file is at its destination, synced.
     case completed(jobID: String, bytes: Int64)
     /// The transfer failed; its partial file is gone.
@@ -74,11 +76,21 @@ public enum EngineEvent: Sendable {
 
     public var jobID: String {
         switch self {
-        case .responded(let id, _, _, _, _), .checkpoint(let id, _), .completed(let id, _),
+        case .responded(let id, _, _, _, _, _), .checkpoint(let id, _, _), .completed(let id, _),
             .failed(let id, _), .stopped(let id, _):
             return id
         }
     }
+}
+
+/// What a cancel request found.
+public enum CancelOutcome: Sendable, Equatable {
+    /// The transfer is stopping; its partial file will be removed.
+    case cancelled
+    /// The file is complete and being moved into place: it will complete.
+    case landing
+    /// The engine is not running that transfer (it has just ended).
+    case notRunning
 }
 
 /// How far a transfer got when the engine stopped it for shutdown: what a resume needs.

@@ -416,6 +416,8 @@ public final class Journal: Sendable {
         }
         do throws(FileIOError) {
             try FileIO.writeFile(copy, data)
+            let slash = copy.lastIndex(of: "/") ?? copy.startIndex
+            try FileIO.syncDirectory(String(copy[..<slash]))
             guard truncate(path, off_t(offset)) == 0 else { throw FileIOError("truncate", path) }
             let fd = open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw FileIOError("open", path) }

@@ -79,8 +79,16 @@ enum SubmitValidator {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         var info = stat()
         guard stat(directory.isEmpty ? "/" : directory, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
-            throw RPCError(.invalidDestination, "the directory \(directory) of the destination cannot be used (\(reason)): create it first")
+            let code = errno
+            let reason = String(cString: strerror(code))
+            let fix: String
+            switch code {
+            case ENOENT: fix = "create it first"
+            case EACCES: fix = "make it reachable by the transferd service's user, or choose another directory"
+            case ENOTDIR: fix = "a component of that path is a file, not a directory"
+            default: fix = "choose another directory"
+            }
+            throw RPCError(.invalidDestination, "the directory \(directory) of the destination cannot be used (\(reason)): \(fix)")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw RPCError(.invalidDestination, "\(directory) is not a directory")

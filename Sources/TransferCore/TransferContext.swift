@@ -53,6 +53,8 @@ final class TransferContext: @unchecked Sendable {
     var segmentEnd: Int64?
     /// The largest delegate-queue backlog seen during the current segment.
     var segmentPeakBacklog = 0
+    /// Chunks received, to sample the backlog on some of them only.
+    var chunks: UInt = 0
     /// Whether the core has heard about the server's answer.
     var reportedResponse = false
     /// How often this attempt started over from byte 0.

@@ -50,15 +50,20 @@ public final class TransferEngine: Sendable {
         delegate.start(request)
     }
 
-    /// Cancels a transfer and removes its partial file. Returns false when it is already
-    /// landing at its destination (it will complete) or not running.
-    public func cancel(jobID: String) -> Bool {
+    /// Cancels a transfer and removes its partial file, unless it is already landing at its
+    /// destination (it will complete) or has just ended.
+    public func cancel(jobID: String) -> CancelOutcome {
         delegate.cancel(jobID: jobID)
     }
 
     /// Stops every transfer, syncing each partial file, and returns how far each got.
     public func stopAll() async -> [String: StoppedTransfer] {
         await delegate.stopAll()
+    }
+
+    /// Ends `events` after what was already reported; call once transfers are stopped.
+    public func finishEvents() {
+        delegate.finishEvents()
     }
 
     /// Live progress of a running transfer.

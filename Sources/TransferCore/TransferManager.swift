@@ -16,8 +16,13 @@ public actor TransferManager {
     /// Queued job ids in the order they start.
     private var queue: [String] = []
     private var running: Set<String> = []
+    /// Per running job, the partial file's generation its last `responded` report described.
+    private var generations: [String: Int] = [:]
     private var nextOrder: UInt64 = 1
     private var acceptingWork = true
+    /// Set once `run()` has applied every engine report (after shutdown ends the stream).
+    private var eventsDrained = false
+    private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private let encoder = WireCoding.encoder()
 
     /// Replays the jobs in `journal`. Jobs that were running when the daemon stopped are queued
@@ -46,7 +51,9 @@ public actor TransferManager {
                 // The file reached its destination, but the daemon died before journaling it.
                 job.state = .completed
                 job.finishedAt = Date()
-                job.checkpointBytes = job.totalBytes ?? job.checkpointBytes
+                var landed = stat()
+                if lstat(job.destination, &landed) == 0 { job.checkpointBytes = Int64(landed.st_size) }
+                job.totalBytes = job.checkpointBytes
                 journal.write([.put(key: job.journalKey, value: Array((try? encoder.encode(job)) ?? Data()))])
                 logger.info("job had landed before the restart", metadata: ["job": "\(job.id)"])
             } else if job.state == .running {
@@ -62,14 +69,22 @@ public actor TransferManager {
         }
     }
 
-    /// Whether a job's file is at its destination already: its partial file is gone and the
-    /// destination is that same file (same inode, full size).
+    /// Whether a job's file is at its destination already: the destination is the partial file
+    /// itself (same inode, which only a finished, synced download gets linked or renamed to).
+    /// A partial name still linked to it (a crash between link and unlink) is removed.
     static func landedBeforeCrash(_ job: JobRecord) -> Bool {
-        guard let inode = job.partialInode, let total = job.totalBytes else { return false }
-        var info = stat()
-        guard lstat(job.partialPath, &info) != 0, errno == ENOENT else { return false }
-        guard lstat(job.destination, &info) == 0 else { return false }
-        return (info.st_mode & S_IFMT) == S_IFREG && UInt64(info.st_ino) == inode && Int64(info.st_size) == total
+        guard let inode = job.partialInode else { return false }
+        var destination = stat()
+        guard lstat(job.destination, &destination) == 0, (destination.st_mode & S_IFMT) == S_IFREG,
+            UInt64(destination.st_ino) == inode
+        else { return false }
+        if let total = job.totalBytes, Int64(destination.st_size) != total { return false }
+        var partial = stat()
+        if lstat(job.partialPath, &partial) == 0 {
+            guard UInt64(partial.st_ino) == inode else { return false }
+            unlink(job.partialPath)
+        }
+        return true
     }
 
     // MARK: - Requests
@@ -139,8 +154,13 @@ public actor TransferManager {
             throw RPCError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
         }
         if job.state == .running {
-            guard engine.cancel(jobID: id) else {
+            switch engine.cancel(jobID: id) {
+            case .cancelled:
+                break
+            case .landing:
                 throw RPCError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
+            case .notRunning:
+                throw RPCError(.jobFinished, "job \(id) has just ended; see transferctl status \(id) for how")
             }
         } else {
             queue.removeAll { $0 == id }
@@ -174,20 +194,25 @@ public actor TransferManager {
         for await event in engine.events {
             handle(event)
         }
+        eventsDrained = true
+        drainWaiters.forEach { $0.resume() }
+        drainWaiters = []
     }
 
     func handle(_ event: EngineEvent) {
         guard var job = jobs[event.jobID] else { return }
         switch event {
-        case .responded(_, let total, let validator, let startOffset, let inode):
+        case .responded(_, let total, let validator, let startOffset, let inode, let generation):
             guard job.state == .running else { return }
+            generations[job.id] = generation
             job.totalBytes = total
             job.validator = validator
             job.partialInode = inode
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             save(job)
-        case .checkpoint(_, let bytes):
-            guard job.state == .running else { return }
+        case .checkpoint(_, let bytes, let generation):
+            // A sync that began before the file was cut back to 0 does not describe it any more.
+            guard job.state == .running, generation == generations[job.id] else { return }
             job.checkpointBytes = bytes
             save(job)
         case .completed(_, let bytes):
@@ -234,6 +259,7 @@ public actor TransferManager {
             job.attempts += 1
             save(job)
             running.insert(id)
+            generations[id] = 0
             engine.start(
                 TransferRequest(
                     jobID: id, url: url, headers: job.headers, destination: job.destination,
@@ -258,6 +284,12 @@ public actor TransferManager {
     public func shutdown() async {
         acceptingWork = false
         let kept = await engine.stopAll()
+        // Apply what the engine reported before it stopped (a job may have landed meanwhile),
+        // then what each stopped transfer had reached.
+        engine.finishEvents()
+        if !eventsDrained {
+            await withCheckedContinuation { drainWaiters.append($0) }
+        }
         for (id, stopped) in kept {
             guard var job = jobs[id], job.state == .running else { continue }
             job.checkpointBytes = stopped.bytes

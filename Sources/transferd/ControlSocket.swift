@@ -25,7 +25,7 @@ enum ControlSocket {
         guard (info.st_mode & S_IFMT) == S_IFSOCK else {
             throw ConfigurationError(description: "\(path) exists and is not a socket: remove it, or choose another path with --socket")
         }
-        if let client = try? ControlClient(socketPath: path) {
+        if let client = try? ControlClient(socketPath: path, timeout: .seconds(2)) {
             let running = (try? client.call(Version.self, .init()))?.daemon ?? "unknown"
             throw ConfigurationError(description: "another transferd (version \(running)) is already listening on \(path): stop it first, or give this one another --socket and --state-dir")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import TransferCore
 
 /// Runs the core: applies engine reports, drops expired jobs, keeps systemd's STATUS current, and
@@ -21,19 +22,30 @@ struct ManagerService: Service {
                 logger.info("stopping: checkpointing running transfers")
             }
             let timeout = configuration.shutdownTimeoutSeconds
-            let finished = await withTaskGroup(of: Bool.self) { race in
-                race.addTask { await manager.shutdown(); return true }
-                race.addTask { try? await Task.sleep(for: .seconds(timeout)); return false }
-                let first = await race.next() ?? false
-                race.cancelAll()
-                return first
-            }
+            let finished = await Self.finishesWithin(.seconds(timeout)) { await manager.shutdown() }
             if !finished {
                 logger.warning("shutdown took longer than shutdown_timeout_seconds; transfers resume from their last checkpoint", metadata: ["seconds": "\(timeout)"])
             }
             group.cancelAll()
         }
         logger.info("stopped")
+    }
+
+    /// Runs `work` and returns true if it ends within `limit`; false otherwise, without waiting for
+    /// it (a stuck transfer must not hold the daemon past systemd's stop timeout).
+    static func finishesWithin(_ limit: Duration, _ work: @escaping @Sendable () async -> Void) async -> Bool {
+        let pending = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+        return await withCheckedContinuation { continuation in
+            pending.withLock { $0 = continuation }
+            let finish: @Sendable (Bool) -> Void = { result in
+                pending.withLock { stored in
+                    stored?.resume(returning: result)
+                    stored = nil
+                }
+            }
+            Task { await work(); finish(true) }
+            Task { try? await Task.sleep(for: limit); finish(false) }
+        }
     }
 
     private func housekeeping() async {
