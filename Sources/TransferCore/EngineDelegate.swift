@@ -681,10 +681,12 @@ struct ContentRange: Equatable {
     init?(_ header: String?) {
         guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        let parts = spec.split(separator: "/", maxSplits: 1)
+        let parts = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        let bounds = parts[0].split(separator: "-", maxSplits: 1)
-        guard bounds.count == 2, let start = Self.number(bounds[0]), let end = Self.number(bounds[1]), start <= end else { return nil }
+        let bounds = parts[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let start = Self.number(bounds[0]), let end = Self.number(bounds[1]),
+            start <= end, end < Int64.max
+        else { return nil }
         let total: Int64?
         if parts[1] == "*" {
             total = nil

@@ -49,6 +49,22 @@ struct DownloadTests {
         try await server.shutdown()
     }
 
+    @Test func withoutAValidatorTheFileIsFetchedInOnePieceNotStitched() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 50, size: 10 << 20)
+        server.serve("/weak.bin", content: content, behaviour: .weakETagOnly)
+        try await daemon.start()
+        let job = try daemon.submit(server.url("/weak.bin"), to: daemon.destination("weak.bin"))
+        let finished = try await daemon.waitForTerminal(job.id)
+        #expect(finished.state == .completed)
+        #expect(try sha256Hex(ofFile: daemon.destination("weak.bin")) == content.sha256Hex())
+        let ranges = server.requests(for: "/weak.bin").map { $0.header("Range") }
+        #expect(ranges.last == .some(nil), "the last request asks for the whole file: \(ranges)")
+        try await server.shutdown()
+    }
+
     @Test func failedDownloadSaysWhyAndLeavesNothing() async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon()

@@ -39,6 +39,21 @@ struct TransferManagerRecoveryTests {
         #expect(job.bytesReceived == 1000)
     }
 
+    @Test func aCrashBetweenLinkAndUnlinkLeavesTheLandedFileAlone() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let destination = directory.file("linked.bin")
+        _ = FileManager.default.createFile(atPath: destination, contents: Data(repeating: 1, count: 500))
+        let inode = try #require(try FileManager.default.attributesOfItem(atPath: destination)[.systemFileNumber] as? UInt64)
+        let job = record(id: "linked", order: 1, state: .running, destination: destination, total: nil, inode: inode)
+        try FileManager.default.linkItem(atPath: destination, toPath: job.partialPath)
+        let manager = try await manager(replaying: [job], in: directory)
+        let recovered = try #require(try await manager.status(id: "linked", states: nil, caller: 0).first)
+        #expect(recovered.state == .completed)
+        #expect(!FileManager.default.fileExists(atPath: job.partialPath))
+        #expect(FileManager.default.contents(atPath: destination)?.count == 500, "the landed file is not truncated")
+    }
+
     @Test func runningJobsAreQueuedAgainAheadOfQueuedOnes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
