@@ -4,7 +4,7 @@ import TransferProtocol
 /// reporting its progress on stderr.
 struct JobWaiter {
     let client: ControlClient
-    var interval: Duration = .milliseconds(500)
+    var interval: Duration = .milliseconds(200)
     /// Whether to draw progress in place; by default when stderr is a terminal.
     var interactive = Terminal.isTerminal(2)
 

@@ -457,7 +457,7 @@ echo "per-run wall seconds: curl=[$(for v in "${CURL_NS[@]}"; do printf '%s ' "$
 echo "transferd daemon RSS: baseline $(mib_of_kib "$BASE_RSS_KIB") MiB (VmHWM $(mib_of_kib "$BASE_HWM_KIB") MiB) before the first download;" \
     "per-run peaks [$(for v in "${TD_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB;" \
     "VmRSS after the runs $(mib_of_kib "$AFTER_RSS_KIB") MiB; VmHWM at the end $(mib_of_kib "$FINAL_HWM_KIB") MiB"
-echo "note: transferctl --wait polls every 0.5 s, so submit->completed includes up to 0.5 s of polling;" \
+echo "note: transferctl --wait polls every 0.2 s, so submit->completed includes up to 0.2 s of polling;" \
     "transferd fsyncs as it goes and at the end, curl and aria2c do not (see the '+ fsync' rows)"
 if [[ -n $SLOW_LINE ]]; then echo "$SLOW_LINE"; fi
 echo
