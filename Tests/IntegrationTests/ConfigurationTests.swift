@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    /// Starts transferd with `configuration` and returns its exit status and stderr.
+    private func startFailing(with configuration: String) throws -> (Int32, String) {
+        let directory = "/tmp/td-config-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(configuration.utf8).write(to: URL(fileURLWithPath: directory + "/transferd.json"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.transferd)
+        process.arguments = ["--socket", directory + "/s.sock", "--state-dir", directory + "/state", "--config", directory + "/transferd.json"]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, message)
+    }
+
+    @Test(arguments: [
+        (#"{"max_concurrent_transfers": 0}"#, "max_concurrent_transfers"),
+        (#"{"max_concurrent_transfers": "four"}"#, "max_concurrent_transfers"),
+        (#"{"max_concurent_transfers": 4}"#, "max_concurent_transfers"),
+        (#"{"socket_mode": "0777"}"#, "socket_mode"),
+        (#"{"log_level": "loud"}"#, "log_level"),
+        (#"[1, 2]"#, "transferd.json"),
+    ])
+    func anInvalidFileStopsStartUpNamingTheKey(configuration: String, named: String) throws {
+        let (status, message) = try startFailing(with: configuration)
+        #expect(status != 0)
+        #expect(message.contains(named), "\(message)")
+    }
+
+    @Test func theShippedConfigurationFileIsValid() async throws {
+        let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/transferd.json").standardized
+        let contents = try String(contentsOf: shipped, encoding: .utf8)
+        let object = try JSONSerialization.jsonObject(with: Data(contents.utf8)) as? [String: Any]
+        let daemon = try TestDaemon(configuration: try #require(object))
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        #expect(daemon.terminate() == 0)
+    }
+}
