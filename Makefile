@@ -33,10 +33,12 @@ bench: deps
 	Tests/Benchmarks/bench.sh
 
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)/lib/systemd/system
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/doc/transferd
 	install -m 0755 $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 README.md docs/protocol.md $(DESTDIR)$(PREFIX)/share/doc/transferd/
+	install -m 0644 config/README.md $(DESTDIR)$(PREFIX)/share/doc/transferd/configuration.md
 	install -m 0644 systemd/transferd.service $(DESTDIR)/lib/systemd/system/
-	sed -i 's|/usr/local/bin|$(PREFIX)/bin|g' $(DESTDIR)/lib/systemd/system/transferd.service
+	sed -i 's|/usr/local/|$(PREFIX)/|g' $(DESTDIR)/lib/systemd/system/transferd.service
 	[ -e $(DESTDIR)/etc/transferd/transferd.json ] || install -m 0644 config/transferd.json $(DESTDIR)/etc/transferd/
 
 clean:
