@@ -116,7 +116,6 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             bytesPerSecond: context.rate.load(ordering: .relaxed))
     }
 
-    var runningJobIDs: [String] { state.withLock { Array($0.byJob.keys) } }
 
     // MARK: - Starting
 
@@ -186,14 +185,12 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         // Ask for one bounded segment at a time while the server honours ranges: a request can
         // then never queue more than a segment in memory, however fast the network.
-        context.requestedEnd = nil
         if context.rangesUsable {
             var end = context.offset + context.segmentBytes - 1
             if let total = context.totalBytes { end = min(end, total - 1) }
             // Without a validator a later segment could come from a changed file: ask for the rest.
             let bounded = context.offset == 0 || context.validator != nil
             request.setValue(bounded ? "bytes=\(context.offset)-\(end)" : "bytes=\(context.offset)-", forHTTPHeaderField: "Range")
-            context.requestedEnd = bounded ? end : nil
             if context.offset > 0, let validator = context.validator {
                 request.setValue(validator, forHTTPHeaderField: "If-Range")
             }

@@ -48,8 +48,7 @@ final class TransferContext: @unchecked Sendable {
     var rangesUsable = true
     /// The size of the next segment asked for; adapts between the configured bounds.
     var segmentBytes: Int64
-    /// The last byte asked for (nil: to the end) and the last the server said it sends.
-    var requestedEnd: Int64?
+    /// The last byte the server said the current answer sends.
     var segmentEnd: Int64?
     /// The largest delegate-queue backlog seen during the current segment.
     var segmentPeakBacklog = 0

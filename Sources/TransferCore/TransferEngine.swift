@@ -71,9 +71,6 @@ public final class TransferEngine: Sendable {
         delegate.progress(jobID: jobID)
     }
 
-    /// The ids of the transfers running now.
-    public var runningJobIDs: [String] { delegate.runningJobIDs }
-
     deinit {
         session.invalidateAndCancel()
     }
