@@ -188,9 +188,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         if context.rangesUsable {
             var end = context.offset + context.segmentBytes - 1
             if let total = context.totalBytes { end = min(end, total - 1) }
-            // Without a validator a later segment could come from a changed file: ask for the rest.
-            let bounded = context.offset == 0 || context.validator != nil
-            request.setValue(bounded ? "bytes=\(context.offset)-\(end)" : "bytes=\(context.offset)-", forHTTPHeaderField: "Range")
+            // Ranges stay usable past byte 0 only with a validator (see the 206 case), and a resume
+            // without one starts at 0 (see PartialFile.open), so later segments never mix versions.
+            request.setValue("bytes=\(context.offset)-\(end)", forHTTPHeaderField: "Range")
             if context.offset > 0, let validator = context.validator {
                 request.setValue(validator, forHTTPHeaderField: "If-Range")
             }
@@ -249,15 +249,12 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             if context.offset > 0 {
                 // The server ignored the range or the file changed: never append a 200 body.
                 do throws(FileIOError) {
-                    try context.file.truncate(to: 0)
+                    try startOver(context, because: "the server answered 200 to a resume")
                 } catch {
                     context.failure = Self.diskError(error, writing: context.file.path)
                     completionHandler(.cancel)
                     return
                 }
-                logger.info("server answered 200 to a resume; starting over", metadata: ["job": "\(context.request.jobID)"])
-                context.generation.add(1, ordering: .sequentiallyConsistent)
-                setOffset(context, 0)
             }
             context.totalBytes = length
         case 206:
@@ -309,7 +306,6 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return
         }
         let validator = Self.strongValidator(http) ?? context.validator
-        context.acceptsRanges = http.statusCode == 206
         // Report the first answer, and any that changes what a resume depends on.
         if !context.reportedResponse || validator != context.validator || context.offset == 0 || http.statusCode == 200 {
             context.reportedResponse = true
@@ -367,7 +363,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         guard context.chunks & 7 == 0 else { return }
         let backlog = queue.operationCount
         if backlog > context.segmentPeakBacklog { context.segmentPeakBacklog = backlog }
-        if phase == .active, context.acceptsRanges, context.validator != nil, backlog > configuration.backlogHighWater {
+        // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
+        if phase == .active, context.statusCode == 206, context.validator != nil, backlog > configuration.backlogHighWater {
             context.control.withLock { control in
                 guard control.phase == .active else { return }
                 control.phase = .pausing
@@ -406,14 +403,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 return
             }
             do throws(FileIOError) {
-                try context.file.truncate(to: 0)
+                try startOver(context, because: "the server's ranged answer did not continue the file")
             } catch {
                 fail(context, Self.diskError(error, writing: context.file.path))
                 return
             }
-            logger.info("the server's ranged answer did not continue the file; starting over", metadata: ["job": "\(context.request.jobID)"])
-            context.generation.add(1, ordering: .sequentiallyConsistent)
-            setOffset(context, 0)
             context.validator = nil
             context.totalBytes = nil
             sendRequest(context)
@@ -458,6 +452,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     // MARK: - Progress and checkpoints
+
+    /// Cuts the partial file back to 0 and starts a new generation, so no sync begun for the old
+    /// contents is taken as a checkpoint of the new ones.
+    private func startOver(_ context: TransferContext, because reason: String) throws(FileIOError) {
+        try context.file.truncate(to: 0)
+        context.generation.add(1, ordering: .sequentiallyConsistent)
+        setOffset(context, 0)
+        logger.info("starting the download over from byte 0", metadata: ["job": "\(context.request.jobID)", "reason": "\(reason)"])
+    }
 
     private func setOffset(_ context: TransferContext, _ offset: Int64) {
         context.offset = offset
@@ -584,9 +587,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 guard fchmod(file.fd, 0o666 & ~Self.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
                 try FileIO.fsync(file.fd, path: file.path)
                 try Self.moveIntoPlace(file.path, request.destination, overwrite: request.overwrite)
-                let slash = request.destination.lastIndex(of: "/") ?? request.destination.startIndex
-                let directory = String(request.destination[..<slash])
-                try FileIO.syncDirectory(directory.isEmpty ? "/" : directory)
+                try FileIO.syncDirectory(FileIO.parentDirectory(of: request.destination))
                 self.events.yield(.completed(jobID: request.jobID, bytes: bytes))
             } catch {
                 unlink(file.path)

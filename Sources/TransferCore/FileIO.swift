@@ -87,5 +87,9 @@ enum FileIO {
         try fsync(fd, path: path)
     }
 
-    static func errorMessage(_ code: Int32) -> String { String(cString: strerror(code)) }
+    /// The directory part of an absolute path: `/a/b` for `/a/b/c`, `/` for `/c`.
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
 }

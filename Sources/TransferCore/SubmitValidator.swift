@@ -76,9 +76,9 @@ enum SubmitValidator {
                 throw RPCError(.invalidDestination, "a component of destination '\(path.prefix(100))…' is longer than 215 bytes")
             }
         }
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let directory = FileIO.parentDirectory(of: path)
         var info = stat()
-        guard stat(directory.isEmpty ? "/" : directory, &info) == 0 else {
+        guard stat(directory, &info) == 0 else {
             let code = errno
             let reason = String(cString: strerror(code))
             let fix: String

@@ -43,7 +43,6 @@ final class TransferContext: @unchecked Sendable {
     var offset: Int64
     var totalBytes: Int64?
     var validator: String?
-    var acceptsRanges = false
     /// Whether requests ask for bounded segments; off once the server shows it ignores ranges.
     var rangesUsable = true
     /// The size of the next segment asked for; adapts between the configured bounds.
