@@ -47,14 +47,14 @@ public actor TransferManager {
         recovered.sort { $0.order < $1.order }
         var requeued: [JobRecord] = []
         for var job in recovered {
-            if job.state == .running, Self.landedBeforeCrash(job) {
+            if job.state == .running, let size = Self.landedSize(job) {
                 // The file reached its destination, but the daemon died before journaling it.
                 job.state = .completed
                 job.finishedAt = Date()
-                var landed = stat()
-                if lstat(job.destination, &landed) == 0 { job.checkpointBytes = Int64(landed.st_size) }
-                job.totalBytes = job.checkpointBytes
-                journal.write([.put(key: job.journalKey, value: Array((try? encoder.encode(job)) ?? Data()))])
+                job.checkpointBytes = size
+                job.totalBytes = size
+                // Not written here, the check holds again on the next start if this one is lost.
+                if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
                 logger.info("job had landed before the restart", metadata: ["job": "\(job.id)"])
             } else if job.state == .running {
                 job.state = .queued
@@ -69,22 +69,23 @@ public actor TransferManager {
         }
     }
 
-    /// Whether a job's file is at its destination already: the destination is the partial file
-    /// itself (same inode, which only a finished, synced download gets linked or renamed to).
-    /// A partial name still linked to it (a crash between link and unlink) is removed.
-    static func landedBeforeCrash(_ job: JobRecord) -> Bool {
-        guard let inode = job.partialInode else { return false }
+    /// The size of a job's file when it is at its destination already, else nil: the destination
+    /// is the partial file itself (same inode, which only a finished, synced download gets linked
+    /// or renamed to). A partial name still linked to it (a crash between link and unlink) is removed.
+    static func landedSize(_ job: JobRecord) -> Int64? {
+        guard let inode = job.partialInode else { return nil }
         var destination = stat()
         guard lstat(job.destination, &destination) == 0, (destination.st_mode & S_IFMT) == S_IFREG,
             UInt64(destination.st_ino) == inode
-        else { return false }
-        if let total = job.totalBytes, Int64(destination.st_size) != total { return false }
+        else { return nil }
+        let size = Int64(destination.st_size)
+        if let total = job.totalBytes, size != total { return nil }
         var partial = stat()
         if lstat(job.partialPath, &partial) == 0 {
-            guard UInt64(partial.st_ino) == inode else { return false }
+            guard UInt64(partial.st_ino) == inode else { return nil }
             unlink(job.partialPath)
         }
-        return true
+        return size
     }
 
     // MARK: - Requests
@@ -216,36 +217,38 @@ public actor TransferManager {
             job.checkpointBytes = bytes
             save(job)
         case .completed(_, let bytes):
-            running.remove(job.id)
-            if job.state == .running {
-                job.state = .completed
-                job.finishedAt = Date()
-                job.checkpointBytes = bytes
-                job.totalBytes = bytes
-                job.error = nil
-                save(job)
-                logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)"])
-            }
-            schedule()
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            job.state = .completed
+            job.finishedAt = Date()
+            job.checkpointBytes = bytes
+            job.totalBytes = bytes
+            save(job)
+            logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)"])
         case .failed(_, let error):
-            running.remove(job.id)
-            if job.state == .running {
-                job.state = .failed
-                job.finishedAt = Date()
-                job.error = error
-                save(job)
-                logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
-            }
-            schedule()
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            job.state = .failed
+            job.finishedAt = Date()
+            job.error = error
+            save(job)
+            logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
         case .stopped(_, let bytes):
-            running.remove(job.id)
-            if job.state == .running {
-                // Stopped for shutdown: it stays running in the journal and resumes on restart.
-                job.checkpointBytes = bytes
-                save(job)
-            }
-            schedule()
+            defer { transferEnded(job.id) }
+            // Stopped for shutdown: it stays running in the journal and resumes on restart.
+            // (A cancelled job's record was written by `cancel`.)
+            guard job.state == .running else { return }
+            job.checkpointBytes = bytes
+            save(job)
         }
+    }
+
+    /// Frees the transfer's slot and starts the next queued job (after the ended job's record
+    /// is written: callers defer it).
+    private func transferEnded(_ id: String) {
+        running.remove(id)
+        generations[id] = nil
+        schedule()
     }
 
     // MARK: - Scheduling
@@ -270,12 +273,6 @@ public actor TransferManager {
 
     /// Starts queued jobs; call once after the daemon is ready.
     public func start() {
-        schedule()
-    }
-
-    /// Applies a new configuration: more slots start queued jobs at once; fewer let running ones finish.
-    public func reconfigure(_ configuration: CoreConfiguration) {
-        self.configuration = configuration
         schedule()
     }
 
