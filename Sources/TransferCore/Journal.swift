@@ -145,18 +145,9 @@ public final class Journal: Sendable {
             throw JournalError(code: .invalidInput, message: "journal change \(change) is not storable")
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let schedule: Bool = state.withLock { state in
-                if let failure = state.failure {
-                    continuation.resume(throwing: JournalError(code: .failed, message: "the journal failed earlier: \(failure.message)"))
-                    return false
-                }
-                state.pending.append(contentsOf: changes)
-                state.waiters.append(continuation)
-                if state.drainScheduled { return false }
-                state.drainScheduled = true
-                return true
+            if let failure = enqueue(changes, waiter: continuation) {
+                continuation.resume(throwing: JournalError(code: .failed, message: "the journal failed earlier: \(failure.message)"))
             }
-            if schedule { queue.async { self.drain() } }
         }
     }
 
@@ -164,14 +155,22 @@ public final class Journal: Sendable {
     /// that acknowledge nothing (progress, state the journal replay would recover anyway).
     /// A failure is still fatal, through `onFatal`.
     public func write(_ changes: [Change]) {
-        let schedule: Bool = state.withLock { state in
-            guard state.failure == nil else { return false }
-            state.pending.append(contentsOf: changes.filter(Self.isStorable))
-            if state.drainScheduled { return false }
+        _ = enqueue(changes.filter(Self.isStorable), waiter: nil)
+    }
+
+    /// Appends `changes` (and the waiter to resume once they are synced) in call order, and starts
+    /// the writer if it is idle. Returns the earlier failure instead when the journal has failed.
+    private func enqueue(_ changes: [Change], waiter: CheckedContinuation<Void, any Error>?) -> JournalError? {
+        let (failure, schedule): (JournalError?, Bool) = state.withLock { state in
+            if let failure = state.failure { return (failure, false) }
+            state.pending.append(contentsOf: changes)
+            if let waiter { state.waiters.append(waiter) }
+            if state.drainScheduled { return (nil, false) }
             state.drainScheduled = true
-            return true
+            return (nil, true)
         }
         if schedule { queue.async { self.drain() } }
+        return failure
     }
 
     private static func isStorable(_ change: Change) -> Bool {
@@ -375,7 +374,7 @@ public final class Journal: Sendable {
                 if validRecordExists(in: data, after: offset) {
                     throw corruption(path: path, offset: offset, detail: "\(failure)")
                 }
-                try cutTornTail(path: path, data: data, offset: offset, logger: logger)
+                try cutTornTail(path: path, directory: directory, data: data, offset: offset, logger: logger)
                 recovered.fileBytes = offset
                 return recovered
             }
@@ -407,7 +406,7 @@ public final class Journal: Sendable {
         return false
     }
 
-    private static func cutTornTail(path: String, data: [UInt8], offset: Int, logger: Logger) throws(JournalError) {
+    private static func cutTornTail(path: String, directory: String, data: [UInt8], offset: Int, logger: Logger) throws(JournalError) {
         var copy = path + ".torn-\(time(nil))"
         var suffix = 1
         while access(copy, F_OK) == 0 {
@@ -416,8 +415,7 @@ public final class Journal: Sendable {
         }
         do throws(FileIOError) {
             try FileIO.writeFile(copy, data)
-            let slash = copy.lastIndex(of: "/") ?? copy.startIndex
-            try FileIO.syncDirectory(String(copy[..<slash]))
+            try FileIO.syncDirectory(directory)
             guard truncate(path, off_t(offset)) == 0 else { throw FileIOError("truncate", path) }
             let fd = open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw FileIOError("open", path) }
