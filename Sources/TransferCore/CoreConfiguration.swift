@@ -10,3 +10,20 @@ public struct CoreConfiguration: Sendable, Equatable {
         self.finishedJobRetention = finishedJobRetention
     }
 }
+
+/// How many jobs are in each live state, for status lines.
+public struct JobCounts: Sendable, Equatable {
+    public var running: Int
+    public var queued: Int
+    /// Jobs waiting to retry after a transient failure.
+    public var waiting: Int
+    /// Every job kept, finished ones included.
+    public var total: Int
+
+    public init(running: Int, queued: Int, waiting: Int, total: Int) {
+        self.running = running
+        self.queued = queued
+        self.waiting = waiting
+        self.total = total
+    }
+}

@@ -311,8 +311,15 @@ public actor TransferManager {
     }
 
     /// Counts for status lines.
-    public var counts: (running: Int, queued: Int, total: Int) {
-        (running.count, queue.count, jobs.count)
+    public var counts: JobCounts {
+        JobCounts(running: running.count, queued: queue.count, waiting: 0, total: jobs.count)
+    }
+
+    /// Applies a changed configuration: a higher concurrency starts queued jobs at once, a lower
+    /// one lets running transfers finish; a shorter retention applies at the next sweep.
+    public func reconfigure(_ configuration: CoreConfiguration) {
+        self.configuration = configuration
+        schedule()
     }
 
     /// Summed live rate of the running transfers, in bytes per second.

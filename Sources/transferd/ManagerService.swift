@@ -55,7 +55,7 @@ struct ManagerService: Service {
             try? await Task.sleep(for: .seconds(1))
             let counts = await manager.counts
             let rate = await manager.aggregateRate
-            SystemdNotifier.status("\(counts.running) running, \(counts.queued) queued, \(ByteRate.format(rate))")
+            SystemdNotifier.status("\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting, \(ByteRate.format(rate))")
             sinceSweep += 1
             if sinceSweep >= configuration.retentionSweepSeconds {
                 sinceSweep = 0

@@ -92,7 +92,7 @@ struct TransferDaemon: AsyncParsableCommand {
                 "socket": "\(socketPath)", "state_dir": "\(statePath)", "config": "\(configPath ?? "defaults")",
                 "jobs": "\(counts.total)", "version": "\(transferdVersion)",
             ])
-        SystemdNotifier.ready(status: "\(counts.running) running, \(counts.queued) queued")
+        SystemdNotifier.ready(status: "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting")
         await manager.start()
 
         let group = ServiceGroup(
