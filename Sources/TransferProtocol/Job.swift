@@ -1,9 +1,12 @@
 public import Foundation
 
-/// Where a job is in its life: `queued → running → completed | failed | cancelled`.
+/// Where a job is in its life: `queued → running → completed | failed | cancelled`, with
+/// `running → waiting → queued` after a failure that is worth retrying.
 public enum JobState: String, Codable, Sendable, CaseIterable {
     case queued
     case running
+    /// A transient failure (network, server overload, full disk): the job retries at `next_attempt_at`.
+    case waiting
     case completed
     case failed
     case cancelled
@@ -12,14 +15,15 @@ public enum JobState: String, Codable, Sendable, CaseIterable {
     public var isTerminal: Bool {
         switch self {
         case .completed, .failed, .cancelled: return true
-        case .queued, .running: return false
+        case .queued, .running, .waiting: return false
         }
     }
 }
 
 /// Why a job failed: a stable code and a message that says what happened and what to do.
 public struct JobError: Codable, Hashable, Sendable {
-    /// A stable code such as `http_status`, `network`, `disk`, `size_mismatch`.
+    /// A stable code such as `http_status`, `network`, `timeout`, `too_slow`, `disk`, `disk_full`,
+    /// `size_mismatch`, `digest_mismatch`, `redirect`, `time_limit`.
     public var code: String
     public var message: String
     /// The HTTP status, when the server's answer was the cause.
@@ -49,7 +53,18 @@ public struct Job: Codable, Hashable, Sendable {
     public var finishedAt: Date?
     /// How many times a transfer was started for this job.
     public var attempts: Int
+    /// Why the job failed; while `waiting`, the failure it waits to retry.
     public var error: JobError?
+    /// While `waiting`: when the next attempt starts.
+    public var nextAttemptAt: Date?
+    /// The SHA-256 (lowercase hex) the client expects; the job fails if the file differs.
+    public var expectedSha256: String?
+    /// The size the client expects; the job fails if the server's differs.
+    public var expectedSize: Int64?
+    /// The file's SHA-256 (lowercase hex), once completed.
+    public var sha256: String?
+    /// The URL the last answer came from, when redirects led elsewhere (credentials removed).
+    public var finalUrl: String?
     public var overwrite: Bool
     /// The names of the request headers the job sends; their values stay private.
     public var headerNames: [String]
@@ -60,8 +75,9 @@ public struct Job: Codable, Hashable, Sendable {
         id: String, state: JobState, url: String, destination: String,
         bytesReceived: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Int64? = nil,
         createdAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil,
-        attempts: Int = 0, error: JobError? = nil, overwrite: Bool = false,
-        headerNames: [String] = [], owner: UInt32
+        attempts: Int = 0, error: JobError? = nil, nextAttemptAt: Date? = nil,
+        expectedSha256: String? = nil, expectedSize: Int64? = nil, sha256: String? = nil, finalUrl: String? = nil,
+        overwrite: Bool = false, headerNames: [String] = [], owner: UInt32
     ) {
         self.id = id
         self.state = state
@@ -75,6 +91,11 @@ public struct Job: Codable, Hashable, Sendable {
         self.finishedAt = finishedAt
         self.attempts = attempts
         self.error = error
+        self.nextAttemptAt = nextAttemptAt
+        self.expectedSha256 = expectedSha256
+        self.expectedSize = expectedSize
+        self.sha256 = sha256
+        self.finalUrl = finalUrl
         self.overwrite = overwrite
         self.headerNames = headerNames
         self.owner = owner

@@ -38,6 +38,8 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     public static let limitExceeded = RPCErrorCode(rawValue: 1009)
     /// Another unfinished job already writes to that destination.
     public static let destinationBusy = RPCErrorCode(rawValue: 1010)
+    /// The destination's filesystem has too little free space for the expected size.
+    public static let insufficientSpace = RPCErrorCode(rawValue: 1011)
 
     /// A short, stable name for the code, sent as `error.data.name`.
     public var name: String {
@@ -58,6 +60,7 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
         case .shuttingDown: return "shutting_down"
         case .limitExceeded: return "limit_exceeded"
         case .destinationBusy: return "destination_busy"
+        case .insufficientSpace: return "insufficient_space"
         default: return "error_\(rawValue)"
         }
     }

@@ -13,16 +13,26 @@ public enum Submit: RPCMethod {
         public var overwrite: Bool?
         /// A client-chosen id: resubmitting the same request with it returns the existing job.
         public var id: String?
+        /// The file's expected SHA-256, 64 hex digits: a different file fails the job.
+        public var sha256: String?
+        /// The file's expected size in bytes: checked against the server's and the free space.
+        public var size: Int64?
+        /// Retry limits for this job; each one left out takes the daemon's configured default.
+        public var retry: RetryLimits?
 
         public init(
             url: String, destination: String, headers: [String: String]? = nil,
-            overwrite: Bool? = nil, id: String? = nil
+            overwrite: Bool? = nil, id: String? = nil, sha256: String? = nil, size: Int64? = nil,
+            retry: RetryLimits? = nil
         ) {
             self.url = url
             self.destination = destination
             self.headers = headers
             self.overwrite = overwrite
             self.id = id
+            self.sha256 = sha256
+            self.size = size
+            self.retry = retry
         }
     }
 
