@@ -5,9 +5,19 @@ public struct CoreConfiguration: Sendable, Equatable {
     /// How long finished (completed, failed, cancelled) jobs stay visible before they are dropped.
     public var finishedJobRetention: Duration = .seconds(7 * 24 * 3600)
 
-    public init(maxConcurrentTransfers: Int = 4, finishedJobRetention: Duration = .seconds(7 * 24 * 3600)) {
+    /// Retry defaults for jobs that do not set their own limits.
+    public var retry = RetryPolicy()
+    /// Bytes always left free on a destination's filesystem.
+    public var diskReserveBytes: Int64 = 64 << 20
+
+    public init(
+        maxConcurrentTransfers: Int = 4, finishedJobRetention: Duration = .seconds(7 * 24 * 3600),
+        retry: RetryPolicy = RetryPolicy(), diskReserveBytes: Int64 = 64 << 20
+    ) {
         self.maxConcurrentTransfers = maxConcurrentTransfers
         self.finishedJobRetention = finishedJobRetention
+        self.retry = retry
+        self.diskReserveBytes = diskReserveBytes
     }
 }
 

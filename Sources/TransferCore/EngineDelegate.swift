@@ -26,6 +26,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         var cancelledBeforeStart: Set<String> = []
         /// Set by `stopAll`: transfers that begin from now on stop at once, keeping their files.
         var stoppingAll = false
+        /// The running digests of interrupted transfers, so a retry in this run continues them
+        /// instead of reading the partial file again.
+        var suspended: [String: SuspendedDigest] = [:]
         var isIdle: Bool { byJob.isEmpty && starting.isEmpty }
     }
 
@@ -38,6 +41,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private let ioQueue = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
     weak var session: URLSession?
     private let checkpointIntervalNanoseconds: UInt64
+    /// Checks deadlines and low-speed limits once a second.
+    private let ticker: any DispatchSourceTimer
 
     init(
         configuration: EngineConfiguration, queue: OperationQueue, logger: Logger,
@@ -49,13 +54,37 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         self.queue = queue
         self.logger = logger
         self.events = events
+        self.ticker = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.engine.ticker"))
+        super.init()
+        ticker.schedule(deadline: .now() + 1, repeating: 1)
+        ticker.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.queue.addOperation { self.checkLimits() }
+        }
+        ticker.resume()
+    }
+
+    deinit {
+        ticker.cancel()
     }
 
     // MARK: - Control from the core
 
+    /// Opens the partial file and restores its digest off the delegate queue, then begins.
     func start(_ request: TransferRequest) {
-        state.withLock { _ = $0.starting.insert(request.jobID) }
-        queue.addOperation { self.begin(request) }
+        let suspended: SuspendedDigest? = state.withLock { state in
+            state.starting.insert(request.jobID)
+            return state.suspended.removeValue(forKey: request.jobID)
+        }
+        ioQueue.async {
+            let prepared = Self.prepare(request, suspended: suspended)
+            self.queue.addOperation { self.begin(request, prepared) }
+        }
+    }
+
+    /// Forgets what an interrupted transfer left in memory (the job was cancelled or failed).
+    func forget(jobID: String) {
+        state.withLock { _ = $0.suspended.removeValue(forKey: jobID) }
     }
 
     func cancel(jobID: String) -> CancelOutcome {
@@ -126,27 +155,46 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         case run(TransferContext)
     }
 
-    /// Runs on the delegate queue. Opens the partial file, then decides under one lock whether
-    /// the transfer runs, so a cancel or a shutdown never falls between "starting" and "running".
-    private func begin(_ request: TransferRequest) {
-        let opened: Result<(PartialFile, Int64), FileIOError>
+    /// A partial file opened and cut back to the bytes a transfer continues after, with their digest.
+    struct PreparedFile {
+        var file: PartialFile
+        var offset: Int64
+        var digest: FileDigest
+        var announcedDigest: AnnouncedDigest?
+    }
+
+    /// Opens the partial file (cut back to the resume point) and gets the digest of the bytes it
+    /// keeps: from memory after an interruption in this run, else by reading them once.
+    static func prepare(_ request: TransferRequest, suspended: SuspendedDigest?) -> Result<PreparedFile, FileIOError> {
         do throws(FileIOError) {
-            opened = .success(try PartialFile.open(path: request.partialPath, keeping: request.validator == nil ? 0 : request.resumeFrom))
+            let (file, offset) = try PartialFile.open(path: request.partialPath, keeping: request.validator == nil ? 0 : request.resumeFrom)
+            if let suspended, suspended.bytes == offset, suspended.inode == file.inode {
+                return .success(PreparedFile(file: file, offset: offset, digest: suspended.digest, announcedDigest: suspended.announcedDigest))
+            }
+            let digest = try FileDigest.ofPrefix(fd: file.fd, path: file.path, length: offset)
+            return .success(PreparedFile(file: file, offset: offset, digest: digest, announcedDigest: nil))
         } catch {
-            opened = .failure(error)
+            return .failure(error)
         }
+    }
+
+    /// Runs on the delegate queue. Decides under one lock whether the transfer runs, so a cancel
+    /// or a shutdown never falls between "starting" and "running".
+    private func begin(_ request: TransferRequest, _ opened: Result<PreparedFile, FileIOError>) {
         let decision: BeginDecision = state.withLock { state in
             state.starting.remove(request.jobID)
             if state.cancelledBeforeStart.remove(request.jobID) != nil { return .cancelled }
             switch opened {
             case .failure(let error):
                 return .failed(error)
-            case .success(let (file, offset)):
+            case .success(let prepared):
                 if state.stoppingAll {
-                    state.stopped[request.jobID] = StoppedTransfer(bytes: offset, validator: request.validator, totalBytes: request.totalBytes)
-                    return .stopped(kept: offset)
+                    state.stopped[request.jobID] = StoppedTransfer(bytes: prepared.offset, validator: request.validator, totalBytes: request.totalBytes)
+                    return .stopped(kept: prepared.offset)
                 }
-                let context = TransferContext(request: request, file: file, offset: offset, segmentBytes: configuration.segmentBytes.lowerBound)
+                let context = TransferContext(
+                    request: request, file: prepared.file, offset: prepared.offset, digest: prepared.digest,
+                    announcedDigest: prepared.announcedDigest, segmentBytes: configuration.segmentBytes.lowerBound)
                 state.byJob[request.jobID] = context
                 return .run(context)
             }
@@ -160,7 +208,16 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             events.yield(.stopped(jobID: request.jobID, bytes: kept))
             releaseStopWaitersIfIdle()
         case .failed(let error):
-            events.yield(.failed(jobID: request.jobID, error: Self.diskError(error, writing: request.partialPath)))
+            let failure = Self.diskFailure(error, writing: request.partialPath)
+            if failure.retryable {
+                events.yield(
+                    .interrupted(
+                        jobID: request.jobID, error: failure.error,
+                        kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: request.totalBytes), retryAfter: nil))
+            } else {
+                unlink(request.partialPath)
+                events.yield(.failed(jobID: request.jobID, error: failure.error))
+            }
             releaseStopWaitersIfIdle()
         case .run(let context):
             sendRequest(context)
@@ -171,13 +228,18 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// whole representation is already in the partial file, finishes without asking.
     private func sendRequest(_ context: TransferContext) {
         guard let session else { return }
+        if let failure = context.failure {
+            end(context, failure)
+            return
+        }
         if let total = context.totalBytes, context.offset >= total {
             finishReceived(context)
             return
         }
         var request = URLRequest(url: context.request.url)
         request.httpMethod = "GET"
-        request.timeoutInterval = configuration.idleTimeout
+        // FoundationNetworking restarts this timer whenever bytes arrive: it is an idle timeout.
+        request.timeoutInterval = context.request.limits.idleTimeout
         for (name, value) in context.request.headers {
             request.setValue(value, forHTTPHeaderField: name)
         }
@@ -200,9 +262,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         task.taskDescription = context.request.jobID
         context.statusCode = 0
         context.segmentEnd = nil
-        context.failure = nil
+        context.redirects = 0
         context.restartFromZero = false
         context.alreadyComplete = false
+        context.stallWindowStart = MonotonicClock.nanoseconds()
+        context.stallWindowOffset = context.offset
         let proceed: Bool = context.control.withLock { control in
             guard control.phase == .active else { return false }
             control.task = task
@@ -226,18 +290,25 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             completionHandler(.cancel)
             return
         }
+        // A refused redirect (or a limit) already decided how this attempt ends.
+        guard context.failure == nil else {
+            completionHandler(.cancel)
+            return
+        }
         guard let http = response as? HTTPURLResponse else {
-            context.failure = JobError(code: "protocol", message: "the server's answer is not HTTP")
+            context.failure = .permanent(JobError(code: "protocol", message: "the server's answer is not HTTP"))
             completionHandler(.cancel)
             return
         }
         context.statusCode = http.statusCode
+        if let url = http.url, url != context.request.url { context.finalURL = url }
         let contentEncoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
         if let contentEncoding, contentEncoding != "identity" {
-            context.failure = JobError(
-                code: "content_encoding",
-                message: "the server sent the body with Content-Encoding \(contentEncoding) although identity was asked for; "
-                    + "the bytes would not be the file's bytes")
+            context.failure = .permanent(
+                JobError(
+                    code: "content_encoding",
+                    message: "the server sent the body with Content-Encoding \(contentEncoding) although identity was asked for; "
+                        + "the bytes would not be the file's bytes"))
             completionHandler(.cancel)
             return
         }
@@ -251,7 +322,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 do throws(FileIOError) {
                     try startOver(context, because: "the server answered 200 to a resume")
                 } catch {
-                    context.failure = Self.diskError(error, writing: context.file.path)
+                    context.failure = Self.diskFailure(error, writing: context.file.path)
                     completionHandler(.cancel)
                     return
                 }
@@ -285,7 +356,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             context.segmentEnd = range.end
         case 416:
             let total = UnsatisfiedRange(http.value(forHTTPHeaderField: "Content-Range"))?.total
-            if let total, total == context.offset, context.offset == 0 || context.validator != nil {
+            let answered = Self.strongValidator(http)
+            let sameVersion = context.validator != nil && (answered == nil || answered == context.validator)
+            if let total, total == context.offset, context.offset == 0 || sameVersion {
                 // Everything is here already (or the file is empty).
                 context.totalBytes = total
                 context.alreadyComplete = true
@@ -297,11 +370,22 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             completionHandler(.cancel)
             return
         default:
-            let reason = HTTPURLResponse.localizedString(forStatusCode: http.statusCode)
-            context.failure = JobError(
-                code: "http_status",
-                message: "the server answered \(http.statusCode) (\(reason)) for \(Redaction.url(context.request.url))",
-                httpStatus: http.statusCode)
+            context.failure = Self.statusFailure(http, url: context.request.url)
+            completionHandler(.cancel)
+            return
+        }
+        // What the server says the representation's digest is. Content-Digest describes the body
+        // sent, which for a 200 (without content coding) is the whole representation.
+        if let announced = AnnouncedDigest.parse(http.value(forHTTPHeaderField: "Repr-Digest"), header: "Repr-Digest")
+            ?? (http.statusCode == 200 ? AnnouncedDigest.parse(http.value(forHTTPHeaderField: "Content-Digest"), header: "Content-Digest") : nil)
+        {
+            context.announcedDigest = announced
+            if announced.algorithm == .sha512, context.offset == 0, context.digest.sha512 == nil {
+                context.digest = FileDigest(withSHA512: true)
+            }
+        }
+        if let failure = checkSize(context) {
+            context.failure = failure
             completionHandler(.cancel)
             return
         }
@@ -313,10 +397,75 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 .responded(
                     jobID: context.request.jobID, totalBytes: context.totalBytes,
                     validator: validator, startOffset: context.offset, partialInode: context.file.inode,
-                    generation: context.generation.load(ordering: .sequentiallyConsistent)))
+                    generation: context.generation.load(ordering: .sequentiallyConsistent),
+                    finalURL: context.finalURL.map(Redaction.url)))
         }
         context.validator = validator
         completionHandler(.allow)
+    }
+
+    /// Checks a newly announced size against the client's expectation and the free space.
+    private func checkSize(_ context: TransferContext) -> TransferFailure? {
+        guard let total = context.totalBytes else { return nil }
+        if let expected = context.request.expectedSize, expected != total {
+            return .permanent(
+                JobError(
+                    code: "size_mismatch",
+                    message: "the server says \(Redaction.url(context.request.url)) is \(total) bytes, but \(expected) were expected; "
+                        + "nothing was kept. Check the URL and the expected size, then submit again"))
+        }
+        guard !context.checkedSpace else { return nil }
+        context.checkedSpace = true
+        let directory = FileIO.parentDirectory(of: context.file.path)
+        let needed = total - context.offset
+        guard let available = FileIO.availableBytes(directory),
+            available - context.request.diskReserveBytes < needed
+        else { return nil }
+        return .transient(
+            JobError(
+                code: "disk_full",
+                message: "\(directory) has \(available) bytes free, but the download needs \(needed) more and "
+                    + "\(context.request.diskReserveBytes) are kept free (disk_reserve_bytes); free some space: the job retries"))
+    }
+
+    /// Follows a redirect unless it downgrades https to http or exceeds the limit. Credentials
+    /// given for one host are not sent to another.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        guard let context = state.withLock({ $0.byTask[task.taskIdentifier] }), let target = request.url else {
+            completionHandler(nil)
+            return
+        }
+        context.redirects += 1
+        let from = response.url ?? context.request.url
+        if context.redirects > configuration.maxRedirects {
+            context.failure = .permanent(
+                JobError(
+                    code: "redirect",
+                    message: "\(Redaction.url(context.request.url)) redirected more than \(configuration.maxRedirects) times "
+                        + "(last to \(Redaction.url(target))); the server is probably caught in a redirect loop"))
+            completionHandler(nil)
+            return
+        }
+        if from.scheme?.lowercased() == "https", target.scheme?.lowercased() != "https" {
+            context.failure = .permanent(
+                JobError(
+                    code: "redirect",
+                    message: "\(Redaction.url(from)) redirected to \(Redaction.url(target)), which is not https; "
+                        + "transferd does not downgrade a secure download. Submit the http URL yourself if you trust it"))
+            completionHandler(nil)
+            return
+        }
+        var next = request
+        if target.host?.lowercased() != from.host?.lowercased() || target.port != from.port || target.scheme != from.scheme {
+            for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        context.finalURL = target
+        completionHandler(next)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -333,13 +482,14 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             data.withUnsafeBytes { raw in
                 do throws(FileIOError) {
                     try FileIO.writeAll(context.file.fd, raw, path: context.file.path)
+                    context.digest.update(raw)
                 } catch {
                     failure = error
                 }
             }
             if let failure { throw failure }
         } catch {
-            context.failure = Self.diskError(error, writing: context.file.path)
+            context.failure = Self.diskFailure(error, writing: context.file.path)
             dataTask.cancel()
             return
         }
@@ -405,7 +555,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             do throws(FileIOError) {
                 try startOver(context, because: "the server's ranged answer did not continue the file")
             } catch {
-                fail(context, Self.diskError(error, writing: context.file.path))
+                end(context, Self.diskFailure(error, writing: context.file.path))
                 return
             }
             context.validator = nil
@@ -414,16 +564,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return
         }
         if let failure = context.failure {
-            fail(context, failure)
+            end(context, failure)
             return
         }
         if let error {
-            fail(
-                context,
-                JobError(
-                    code: "network",
-                    message: "the transfer from \(context.request.url.host ?? "the server") failed: \(error.localizedDescription); "
-                        + "check that the server is reachable from this machine, then submit the job again"))
+            end(context, Self.networkFailure(error, context: context))
             return
         }
         if context.statusCode == 206, let end = context.segmentEnd, context.offset - 1 == end,
@@ -432,6 +577,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             // One segment done: size the next one by how much piled up during this one.
             adaptSegment(context)
             resumeWhenDrained(context)
+            return
+        }
+        if let total = context.totalBytes, context.offset < total {
+            end(
+                context,
+                .transient(
+                    JobError(
+                        code: "connection_lost",
+                        message: "the connection to \(context.request.url.host ?? "the server") ended after \(context.offset) of \(total) bytes")))
             return
         }
         finishReceived(context)
@@ -459,6 +613,10 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         try context.file.truncate(to: 0)
         context.generation.add(1, ordering: .sequentiallyConsistent)
         setOffset(context, 0)
+        // A new version: digests announced for the old one no longer apply.
+        context.digest = FileDigest()
+        context.announcedDigest = nil
+        context.checkedSpace = false
         logger.info("starting the download over from byte 0", metadata: ["job": "\(context.request.jobID)", "reason": "\(reason)"])
     }
 
@@ -560,14 +718,89 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         remove(context)
     }
 
+    /// Ends the attempt: a retryable failure keeps the partial file for the next one.
+    private func end(_ context: TransferContext, _ failure: TransferFailure) {
+        if failure.retryable {
+            interrupt(context, failure)
+        } else {
+            fail(context, failure.error)
+        }
+    }
+
+    /// Syncs the partial file and reports how far it got, for a later attempt to continue.
+    private func interrupt(_ context: TransferContext, _ failure: TransferFailure) {
+        let synced = Glibc.fdatasync(context.file.fd) == 0
+        let kept = synced ? context.offset : context.lastCheckpointOffset
+        let jobID = context.request.jobID
+        if synced {
+            let suspended = SuspendedDigest(
+                bytes: kept, inode: context.file.inode, digest: context.digest, announcedDigest: context.announcedDigest)
+            state.withLock { $0.suspended[jobID] = suspended }
+        }
+        logger.info(
+            "transfer interrupted", metadata: ["job": "\(jobID)", "bytes": "\(kept)", "error": "\(failure.error.message)"])
+        events.yield(
+            .interrupted(
+                jobID: jobID, error: failure.error,
+                kept: StoppedTransfer(bytes: kept, validator: context.validator, totalBytes: context.totalBytes),
+                retryAfter: failure.retryAfter))
+        remove(context)
+    }
+
+    /// Ends an attempt from outside the delegate callbacks (a deadline or the low-speed limit).
+    private func abort(_ context: TransferContext, _ failure: TransferFailure) {
+        context.failure = failure
+        context.control.withLock { control in
+            if control.phase == .active { control.task?.cancel() }
+        }
+    }
+
+    /// Runs on the delegate queue once a second: fails transfers past their job's deadline and
+    /// interrupts those slower than their low-speed limit for its whole window.
+    private func checkLimits() {
+        let contexts = state.withLock { Array($0.byJob.values) }
+        let now = MonotonicClock.nanoseconds()
+        let wallClock = Date()
+        for context in contexts where context.failure == nil && context.phase == .active {
+            if let deadline = context.request.deadline, wallClock >= deadline {
+                abort(
+                    context,
+                    .permanent(
+                        JobError(
+                            code: "time_limit",
+                            message: "the job ran out of time (its maximum time, max_time_seconds, ended at "
+                                + "\(WireCoding.formatTimestamp(deadline))); submit it again with a longer limit")))
+                continue
+            }
+            let limits = context.request.limits
+            guard limits.lowSpeedBytesPerSecond > 0 else { continue }
+            let elapsed = Double(now &- context.stallWindowStart) / 1e9
+            guard elapsed >= limits.lowSpeedTime else { continue }
+            let rate = Double(context.offset - context.stallWindowOffset) / elapsed
+            context.stallWindowStart = now
+            context.stallWindowOffset = context.offset
+            if rate < Double(limits.lowSpeedBytesPerSecond) {
+                abort(
+                    context,
+                    .transient(
+                        JobError(
+                            code: "too_slow",
+                            message: "\(context.request.url.host ?? "the server") sent \(Int64(rate)) bytes/s over \(Int(elapsed)) s, "
+                                + "below the low-speed limit of \(limits.lowSpeedBytesPerSecond) bytes/s (low_speed_bytes_per_second)")))
+            }
+        }
+    }
+
     private func fail(_ context: TransferContext, _ error: JobError) {
+        forget(jobID: context.request.jobID)
         unlink(context.file.path)
         logger.warning("transfer failed", metadata: ["job": "\(context.request.jobID)", "error": "\(error.message)"])
         events.yield(.failed(jobID: context.request.jobID, error: error))
         remove(context)
     }
 
-    /// Syncs the partial file and moves it to the destination, off the delegate queue.
+    /// Verifies the file against the expected size and digests, syncs it and moves it to the
+    /// destination, off the delegate queue.
     private func land(_ context: TransferContext) {
         let proceed: Bool = context.control.withLock { control in
             guard control.phase == .active else { return false }
@@ -581,14 +814,25 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let file = context.file
         let request = context.request
         let bytes = context.offset
+        let digest = context.digest
+        let announced = context.announcedDigest
         ioQueue.async {
+            let sha256 = digest.sha256Hex
+            if let mismatch = Self.verify(file: file, bytes: bytes, sha256: sha256, digest: digest, announced: announced, request: request) {
+                unlink(file.path)
+                self.forget(jobID: request.jobID)
+                self.logger.warning("transfer failed", metadata: ["job": "\(request.jobID)", "error": "\(mismatch.message)"])
+                self.events.yield(.failed(jobID: request.jobID, error: mismatch))
+                self.remove(context)
+                return
+            }
             do throws(FileIOError) {
                 // Partial files are private; the landed file gets the mode the daemon's umask allows.
                 guard fchmod(file.fd, 0o666 & ~Self.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
                 try FileIO.fsync(file.fd, path: file.path)
                 try Self.moveIntoPlace(file.path, request.destination, overwrite: request.overwrite)
                 try FileIO.syncDirectory(FileIO.parentDirectory(of: request.destination))
-                self.events.yield(.completed(jobID: request.jobID, bytes: bytes))
+                self.events.yield(.completed(jobID: request.jobID, bytes: bytes, sha256: sha256))
             } catch {
                 unlink(file.path)
                 let jobError: JobError
@@ -598,12 +842,44 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                         message: "\(request.destination) appeared while the download ran; it was left alone. "
                             + "Submit again with overwrite to replace it.")
                 } else {
-                    jobError = Self.diskError(error, writing: request.destination)
+                    jobError = Self.diskFailure(error, writing: request.destination).error
                 }
                 self.events.yield(.failed(jobID: request.jobID, error: jobError))
             }
             self.remove(context)
         }
+    }
+
+    /// Why a finished file must not land, if it must not: its size or digest differs from what
+    /// the client expects or the server announced.
+    private static func verify(
+        file: PartialFile, bytes: Int64, sha256: String, digest: FileDigest, announced: AnnouncedDigest?, request: TransferRequest
+    ) -> JobError? {
+        if let expected = request.expectedSize, expected != bytes {
+            return JobError(
+                code: "size_mismatch",
+                message: "the download is \(bytes) bytes but \(expected) were expected; nothing was written to \(request.destination)")
+        }
+        if let expected = request.expectedSha256, expected != sha256 {
+            return JobError(
+                code: "digest_mismatch",
+                message: "the downloaded file's SHA-256 is \(sha256) but \(expected) was expected; nothing was written to "
+                    + "\(request.destination). Check the expected digest; if it is right, the server sends a different file")
+        }
+        guard let announced else { return nil }
+        var actual: String?
+        switch announced.algorithm {
+        case .sha256:
+            actual = sha256
+        case .sha512:
+            // Announced only after the first bytes were hashed: read the file once to check it.
+            actual = digest.sha512Hex ?? (try? FileDigest.ofPrefix(fd: file.fd, path: file.path, length: bytes, withSHA512: true))?.sha512Hex
+        }
+        guard let actual, actual != announced.hex else { return nil }
+        return JobError(
+            code: "digest_mismatch",
+            message: "the downloaded file's \(announced.algorithm.rawValue) is \(actual) but the server's \(announced.header) "
+                + "says \(announced.hex); the file was damaged on the way or changed meanwhile, and nothing was written to \(request.destination)")
     }
 
     /// Renames the partial file over the destination, or, without overwrite, links it there
@@ -634,16 +910,74 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         return mask
     }()
 
-    static func diskError(_ error: FileIOError, writing path: String) -> JobError {
-        let hint: String
+    /// A failed disk operation: a full disk or quota may be freed (the job waits and retries);
+    /// anything else (EIO, a read-only filesystem, permissions) fails the job.
+    static func diskFailure(_ error: FileIOError, writing path: String) -> TransferFailure {
         switch error.errno {
-        case ENOSPC, EDQUOT: hint = "free some space on that filesystem, then submit again"
-        case EACCES, EPERM: hint = "make the directory writable by the transferd service"
-        case ENOENT: hint = "the directory was removed: create it again, then submit the job again"
-        case EROFS: hint = "the filesystem is read-only: remount it read-write or choose another destination"
-        default: hint = "check the disk and the kernel log (dmesg), then submit the job again"
+        case ENOSPC, EDQUOT:
+            return .transient(
+                JobError(code: "disk_full", message: "cannot write \(path): \(error) (free some space on that filesystem: the job retries)"))
+        case EACCES, EPERM:
+            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (make the directory writable by the transferd service, then submit again)"))
+        case ENOENT:
+            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (the directory was removed: create it again, then submit the job again)"))
+        case EROFS:
+            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (the filesystem is read-only: remount it read-write or choose another destination)"))
+        default:
+            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (check the disk and the kernel log (dmesg), then submit the job again)"))
         }
-        return JobError(code: "disk", message: "cannot write \(path): \(error) (\(hint))")
+    }
+
+    /// An answer other than 200, 206 or 416: retried when the server is overloaded or restarting,
+    /// otherwise the job fails.
+    static func statusFailure(_ response: HTTPURLResponse, url: URL) -> TransferFailure {
+        let status = response.statusCode
+        let reason = HTTPURLResponse.localizedString(forStatusCode: status)
+        let what = "the server answered \(status) (\(reason)) for \(Redaction.url(url))"
+        if HTTPStatusClass.isTransient(status) {
+            let retryAfter = RetryAfter.seconds(response.value(forHTTPHeaderField: "Retry-After"))
+            return .transient(JobError(code: "http_status", message: what, httpStatus: status), retryAfter: retryAfter)
+        }
+        let fix: String
+        switch status {
+        case 401, 403: fix = "check the credentials (--header 'Authorization: …') and that you may fetch it"
+        case 404, 410: fix = "check the URL"
+        default: fix = "check the URL and the request headers"
+        }
+        return .permanent(JobError(code: "http_status", message: "\(what): \(fix), then submit again", httpStatus: status))
+    }
+
+    /// A request that failed without an HTTP answer. Network trouble is retried; TLS and URL
+    /// problems are not.
+    static func networkFailure(_ error: any Error, context: TransferContext) -> TransferFailure {
+        let host = context.request.url.host ?? "the server"
+        let description = (error as NSError).localizedDescription
+        switch (error as? URLError)?.code {
+        case .timedOut:
+            return .transient(
+                JobError(
+                    code: "timeout",
+                    message: "\(host) sent nothing for \(Int(context.request.limits.idleTimeout)) s (the idle timeout, idle_timeout_seconds)"))
+        case .cannotFindHost, .dnsLookupFailed:
+            return .transient(JobError(code: "dns", message: "cannot resolve \(host): check the host name and this machine's DNS settings"))
+        case .cannotConnectToHost:
+            return .transient(JobError(code: "connection_refused", message: "cannot connect to \(host): the server refused the connection or is down"))
+        case .networkConnectionLost:
+            return .transient(JobError(code: "connection_lost", message: "the connection to \(host) was lost: \(description)"))
+        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+            .clientCertificateRequired:
+            return .permanent(
+                JobError(
+                    code: "tls",
+                    message: "the secure connection to \(host) failed: \(description); check the server's certificate and this machine's CA certificates"))
+        case .httpTooManyRedirects:
+            return .permanent(JobError(code: "redirect", message: "\(host) redirected too many times; the server is probably caught in a redirect loop"))
+        case .badURL, .unsupportedURL:
+            return .permanent(JobError(code: "unsupported_url", message: "\(Redaction.url(context.request.url)) cannot be fetched: \(description)"))
+        default:
+            return .transient(JobError(code: "network", message: "the transfer from \(host) failed: \(description)"))
+        }
     }
 
     /// A strong ETag, else a Last-Modified date (strong enough for If-Range per RFC 9110 when
@@ -703,4 +1037,12 @@ struct ContentRange: Equatable {
         guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
         return Int64(text)
     }
+}
+
+/// What an interrupted transfer leaves in memory for its next attempt in this run.
+struct SuspendedDigest: Sendable {
+    var bytes: Int64
+    var inode: UInt64
+    var digest: FileDigest
+    var announcedDigest: AnnouncedDigest?
 }

@@ -17,6 +17,8 @@ public struct EngineConfiguration: Sendable {
     public var segmentBytes: ClosedRange<Int64> = (4 << 20)...(16 << 20)
     /// Give up on a connection that delivers nothing for this long.
     public var idleTimeout: TimeInterval = 60
+    /// Redirects followed per request before the transfer fails.
+    public var maxRedirects = 10
     /// How many connections to one host may be open at once.
     public var maximumConnectionsPerHost = 6
     /// A delay added to every chunk written, to make the disk look slow in tests. Zero in production.
@@ -39,11 +41,29 @@ public struct TransferRequest: Sendable {
     public var validator: String?
     /// The total size seen before, which a resumed answer must agree with.
     public var totalBytes: Int64?
+    /// The SHA-256 the client expects, lowercase hex.
+    public var expectedSha256: String?
+    /// The size the client expects.
+    public var expectedSize: Int64?
+    /// Idle timeout and low-speed limit of each attempt.
+    public var limits: EffectiveRetryLimits
+    /// When the job runs out of time: a transfer still running then fails.
+    public var deadline: Date?
+    /// Bytes to leave free on the destination's filesystem: a download that would eat into them
+    /// waits for space instead of starting.
+    public var diskReserveBytes: Int64
 
     public init(
         jobID: String, url: URL, headers: [String: String], destination: String, partialPath: String,
-        overwrite: Bool, resumeFrom: Int64 = 0, validator: String? = nil, totalBytes: Int64? = nil
+        overwrite: Bool, resumeFrom: Int64 = 0, validator: String? = nil, totalBytes: Int64? = nil,
+        expectedSha256: String? = nil, expectedSize: Int64? = nil,
+        limits: EffectiveRetryLimits = RetryPolicy().limits(for: nil), deadline: Date? = nil, diskReserveBytes: Int64 = 0
     ) {
+        self.diskReserveBytes = diskReserveBytes
+        self.expectedSha256 = expectedSha256
+        self.expectedSize = expectedSize
+        self.limits = limits
+        self.deadline = deadline
         self.jobID = jobID
         self.url = url
         self.headers = headers
@@ -61,23 +81,29 @@ public enum EngineEvent: Sendable {
     /// The server answered: the size when known, the validator to resume with, the offset
     /// the body starts at (0 when the transfer starts over), and the partial file's inode (which
     /// the landed file keeps, so a restart can tell that a landing finished before a crash).
-    /// `generation` counts how often this run cut the partial file back to 0.
-    case responded(jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64, partialInode: UInt64, generation: Int)
+    /// `generation` counts how often this run cut the partial file back to 0. `finalURL` is where
+    /// redirects led, when they did.
+    case responded(
+        jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64, partialInode: UInt64, generation: Int,
+        finalURL: String?)
     /// The partial file holds at least `bytes` bytes durably, of the contents begun at `generation`;
     /// a checkpoint of an older generation than the last `responded` must be ignored.
     case checkpoint(jobID: String, bytes: Int64, generation: Int)
-    /// The file is at its destination, synced.
-    case completed(jobID: String, bytes: Int64)
-    /// The transfer failed; its partial file is gone.
+    /// The file is at its destination, synced; `sha256` is its digest, lowercase hex.
+    case completed(jobID: String, bytes: Int64, sha256: String)
+    /// The transfer failed for good; its partial file is gone.
     case failed(jobID: String, error: JobError)
+    /// The attempt failed in a way worth retrying; the partial file is kept with `kept.bytes`
+    /// durable. `retryAfter` is the server's requested wait in seconds, when it gave one.
+    case interrupted(jobID: String, error: JobError, kept: StoppedTransfer, retryAfter: Double?)
     /// The transfer stopped on request (cancel or shutdown); `bytes` are durable in the partial
     /// file when it was kept.
     case stopped(jobID: String, bytes: Int64)
 
     public var jobID: String {
         switch self {
-        case .responded(let id, _, _, _, _, _), .checkpoint(let id, _, _), .completed(let id, _),
-            .failed(let id, _), .stopped(let id, _):
+        case .responded(let id, _, _, _, _, _, _), .checkpoint(let id, _, _), .completed(let id, _, _),
+            .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _):
             return id
         }
     }
@@ -99,6 +125,26 @@ public struct StoppedTransfer: Sendable, Equatable {
     public var bytes: Int64
     public var validator: String?
     public var totalBytes: Int64?
+
+    public init(bytes: Int64, validator: String?, totalBytes: Int64?) {
+        self.bytes = bytes
+        self.validator = validator
+        self.totalBytes = totalBytes
+    }
+}
+
+/// Why an attempt ended early, and whether trying again may help.
+struct TransferFailure: Sendable {
+    var error: JobError
+    /// Whether a later attempt may succeed (network trouble, an overloaded server, a full disk).
+    var retryable: Bool
+    /// The server's requested wait, in seconds.
+    var retryAfter: Double?
+
+    static func permanent(_ error: JobError) -> TransferFailure { TransferFailure(error: error, retryable: false) }
+    static func transient(_ error: JobError, retryAfter: Double? = nil) -> TransferFailure {
+        TransferFailure(error: error, retryable: true, retryAfter: retryAfter)
+    }
 }
 
 /// Live progress of a running transfer.

@@ -87,6 +87,14 @@ enum FileIO {
         try fsync(fd, path: path)
     }
 
+    /// Bytes an unprivileged user may still write on the filesystem holding `path`; nil when unknown.
+    static func availableBytes(_ path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        let (product, overflow) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
+        return overflow ? Int64.max : product
+    }
+
     /// The directory part of an absolute path: `/a/b` for `/a/b/c`, `/` for `/c`.
     static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }

@@ -28,6 +28,21 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var validator: String?
     /// The inode of the partial file; the landed file keeps it.
     public var partialInode: UInt64?
+    /// What the client expects of the file.
+    public var expectedSha256: String?
+    public var expectedSize: Int64?
+    /// The job's own retry limits (the configured defaults fill the rest).
+    public var retry: RetryLimits?
+    /// While waiting: when the next attempt starts.
+    public var nextAttemptAt: Date?
+    /// Once completed: the file's SHA-256, lowercase hex.
+    public var sha256: String?
+    /// Where redirects led, credentials removed.
+    public var finalURL: String?
+    /// Attempts that failed in a row without getting further into the file than any before.
+    public var failuresInARow: Int?
+    /// The most bytes any attempt had durable: an attempt that gets further resets `failuresInARow`.
+    public var furthestBytes: Int64?
 
     /// The journal key of this job.
     public var journalKey: String { Self.journalKey(id) }
@@ -44,14 +59,17 @@ public struct JobRecord: Codable, Sendable, Equatable {
             bytesReceived: liveBytes ?? checkpointBytes, totalBytes: totalBytes,
             bytesPerSecond: state == .running ? bytesPerSecond : nil,
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
-            attempts: attempts, error: error, overwrite: overwrite,
-            headerNames: headers.keys.sorted(), owner: owner)
+            attempts: attempts, error: error, nextAttemptAt: state == .waiting ? nextAttemptAt : nil,
+            expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalURL,
+            overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner)
     }
 
     /// Whether `params` asks for the same transfer as this job (for idempotent resubmission).
     func matches(_ params: Submit.Params) -> Bool {
         url == params.url && destination == params.destination
             && headers == (params.headers ?? [:]) && overwrite == (params.overwrite ?? false)
+            && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
+            && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits())
     }
 }
 

@@ -21,7 +21,7 @@ final class PartialFile: Sendable {
     /// and cuts it to `keeping` bytes, or to 0 when it is shorter than that.
     /// Returns the file and the offset the transfer continues from.
     static func open(path: String, keeping: Int64) throws(FileIOError) -> (PartialFile, Int64) {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw FileIOError("open", path) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {

@@ -103,6 +103,45 @@ enum SubmitValidator {
         }
     }
 
+    /// A SHA-256 in hex (either case); returns it in lowercase.
+    static func validateSHA256(_ text: String?) throws(RPCError) -> String? {
+        guard let text else { return nil }
+        let hex = text.lowercased()
+        guard hex.utf8.count == 64, hex.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }) else {
+            throw RPCError(.invalidParams, "sha256 '\(text.prefix(80))' is not a SHA-256: give 64 hexadecimal digits, as printed by sha256sum")
+        }
+        return hex
+    }
+
+    static func validateRetryLimits(_ limits: RetryLimits?) throws(RPCError) {
+        guard let limits else { return }
+        if let attempts = limits.maxAttempts, attempts < 1 {
+            throw RPCError(.invalidParams, "retry.max_attempts must be at least 1 (1 means no retries)")
+        }
+        for (name, value) in [("max_time_seconds", limits.maxTimeSeconds), ("idle_timeout_seconds", limits.idleTimeoutSeconds), ("low_speed_seconds", limits.lowSpeedSeconds)] {
+            if let value, !(value > 0 && value.isFinite) {
+                throw RPCError(.invalidParams, "retry.\(name) must be a positive number of seconds")
+            }
+        }
+        if let rate = limits.lowSpeedBytesPerSecond, rate < 0 {
+            throw RPCError(.invalidParams, "retry.low_speed_bytes_per_second must not be negative (0 turns the check off)")
+        }
+    }
+
+    /// Refuses a download whose expected size does not fit in the destination's free space
+    /// minus the reserve.
+    static func validateSpace(for size: Int64, destination: String, reserve: Int64) throws(RPCError) {
+        guard size >= 0 else {
+            throw RPCError(.invalidParams, "size must not be negative")
+        }
+        let directory = FileIO.parentDirectory(of: destination)
+        guard let available = FileIO.availableBytes(directory), available - reserve < size else { return }
+        throw RPCError(
+            .insufficientSpace,
+            "\(directory) has \(max(0, available)) bytes free; the download needs \(size) and \(reserve) are kept free "
+                + "(disk_reserve_bytes in the configuration): free some space or choose another destination")
+    }
+
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):

@@ -62,14 +62,30 @@ final class TransferContext: @unchecked Sendable {
     var restartFromZero = false
     /// Set when a 416 showed the partial file already holds the whole representation.
     var alreadyComplete = false
-    var failure: JobError?
+    /// Why the current attempt must end; it ends at the next opportunity.
+    var failure: TransferFailure?
+    /// The digests of the partial file's bytes so far.
+    var digest: FileDigest
+    /// What the server said the file's digest is, for the version being fetched.
+    var announcedDigest: AnnouncedDigest?
+    /// Whether the free space was checked against the size the server announced.
+    var checkedSpace = false
+    /// Redirects followed by the current request.
+    var redirects = 0
+    /// Where the last redirect led, when the answer came from elsewhere than the job's URL.
+    var finalURL: URL?
+    /// The start of the window the low-speed limit measures: a time and the offset then.
+    var stallWindowStart: UInt64
+    var stallWindowOffset: Int64
     var lastCheckpointOffset: Int64
     var lastCheckpointTime: UInt64
     var rateSampleTime: UInt64
     var rateSampleOffset: Int64
 
-    init(request: TransferRequest, file: PartialFile, offset: Int64, segmentBytes: Int64) {
+    init(request: TransferRequest, file: PartialFile, offset: Int64, digest: FileDigest, announcedDigest: AnnouncedDigest?, segmentBytes: Int64) {
         self.segmentBytes = segmentBytes
+        self.digest = digest
+        self.announcedDigest = announcedDigest
         self.request = request
         self.file = file
         self.offset = offset
@@ -81,6 +97,8 @@ final class TransferContext: @unchecked Sendable {
         self.lastCheckpointTime = now
         self.rateSampleTime = now
         self.rateSampleOffset = offset
+        self.stallWindowStart = now
+        self.stallWindowOffset = offset
     }
 
     var phase: Phase { control.withLock { $0.phase } }

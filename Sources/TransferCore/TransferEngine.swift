@@ -56,6 +56,12 @@ public final class TransferEngine: Sendable {
         delegate.cancel(jobID: jobID)
     }
 
+    /// Drops what an interrupted transfer kept in memory for its next attempt (its job was
+    /// cancelled or failed while waiting).
+    public func forget(jobID: String) {
+        delegate.forget(jobID: jobID)
+    }
+
     /// Stops every transfer, syncing each partial file, and returns how far each got.
     public func stopAll() async -> [String: StoppedTransfer] {
         await delegate.stopAll()

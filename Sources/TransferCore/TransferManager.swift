@@ -18,6 +18,8 @@ public actor TransferManager {
     private var running: Set<String> = []
     /// Per running job, the partial file's generation its last `responded` report described.
     private var generations: [String: Int] = [:]
+    /// Per waiting job, the task that queues it again when its next attempt is due.
+    private var retryTimers: [String: Task<Void, Never>] = [:]
     private var nextOrder: UInt64 = 1
     private var acceptingWork = true
     /// Set once `run()` has applied every engine report (after shutdown ends the stream).
@@ -108,6 +110,11 @@ public actor TransferManager {
         try SubmitValidator.validateHeaders(params.headers ?? [:])
         let overwrite = params.overwrite ?? false
         try SubmitValidator.validateDestination(params.destination, overwrite: overwrite)
+        let sha256 = try SubmitValidator.validateSHA256(params.sha256)
+        try SubmitValidator.validateRetryLimits(params.retry)
+        if let size = params.size {
+            try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
+        }
         if let busy = jobs.values.first(where: { !$0.state.isTerminal && $0.destination == params.destination }) {
             throw RPCError(.destinationBusy, "job \(busy.id) is already downloading to \(params.destination): wait for it or cancel it first")
         }
@@ -115,7 +122,8 @@ public actor TransferManager {
         let job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
             headers: params.headers ?? [:], overwrite: overwrite, owner: owner, idChosenByClient: params.id != nil,
-            createdAt: Date(), attempts: 0, checkpointBytes: 0)
+            createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
+            retry: params.retry?.isEmpty == false ? params.retry : nil)
         nextOrder += 1
         jobs[id] = job
         do {
@@ -165,6 +173,8 @@ public actor TransferManager {
             }
         } else {
             queue.removeAll { $0 == id }
+            retryTimers.removeValue(forKey: id)?.cancel()
+            engine.forget(jobID: id)
             unlink(job.partialPath)
         }
         job.state = .cancelled
@@ -203,12 +213,13 @@ public actor TransferManager {
     func handle(_ event: EngineEvent) {
         guard var job = jobs[event.jobID] else { return }
         switch event {
-        case .responded(_, let total, let validator, let startOffset, let inode, let generation):
+        case .responded(_, let total, let validator, let startOffset, let inode, let generation, let finalURL):
             guard job.state == .running else { return }
             generations[job.id] = generation
             job.totalBytes = total
             job.validator = validator
             job.partialInode = inode
+            job.finalURL = finalURL
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             save(job)
         case .checkpoint(_, let bytes, let generation):
@@ -216,15 +227,17 @@ public actor TransferManager {
             guard job.state == .running, generation == generations[job.id] else { return }
             job.checkpointBytes = bytes
             save(job)
-        case .completed(_, let bytes):
+        case .completed(_, let bytes, let sha256):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
             job.state = .completed
             job.finishedAt = Date()
             job.checkpointBytes = bytes
             job.totalBytes = bytes
+            job.sha256 = sha256
+            job.error = nil
             save(job)
-            logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)"])
+            logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
         case .failed(_, let error):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
@@ -233,6 +246,13 @@ public actor TransferManager {
             job.error = error
             save(job)
             logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
+        case .interrupted(_, let error, let kept, let retryAfter):
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            job.checkpointBytes = kept.bytes
+            job.validator = kept.validator
+            job.totalBytes = kept.totalBytes
+            retryOrFail(job, error: error, retryAfter: retryAfter)
         case .stopped(_, let bytes):
             defer { transferEnded(job.id) }
             // Stopped for shutdown: it stays running in the journal and resumes on restart.
@@ -241,6 +261,71 @@ public actor TransferManager {
             job.checkpointBytes = bytes
             save(job)
         }
+    }
+
+    /// After a failed attempt: waits and retries when the job's limits allow, else fails it.
+    private func retryOrFail(_ record: JobRecord, error: JobError, retryAfter: Double?) {
+        var job = record
+        let limits = configuration.retry.limits(for: job.retry)
+        if job.checkpointBytes > (job.furthestBytes ?? 0) {
+            job.furthestBytes = job.checkpointBytes
+            job.failuresInARow = 1
+        } else {
+            job.failuresInARow = (job.failuresInARow ?? 0) + 1
+        }
+        let failures = job.failuresInARow ?? 1
+        let now = Date()
+        let next = now.addingTimeInterval(retryAfter ?? configuration.retry.backoff(afterFailures: failures))
+        let deadline = job.createdAt.addingTimeInterval(limits.maxTime)
+        var giveUp: String?
+        if failures >= limits.maxAttempts {
+            giveUp = "gave up after \(failures) failed attempt\(failures == 1 ? "" : "s") in a row (max_attempts \(limits.maxAttempts))"
+        } else if next > deadline {
+            giveUp = "gave up: the next attempt would start after the job's maximum time (max_time_seconds) ends at \(WireCoding.formatTimestamp(deadline))"
+        }
+        if let giveUp {
+            job.state = .failed
+            job.finishedAt = now
+            job.error = JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus)
+            job.nextAttemptAt = nil
+            unlink(job.partialPath)
+            engine.forget(jobID: job.id)
+            save(job)
+            logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(job.error?.message ?? "")"])
+            return
+        }
+        job.state = .waiting
+        job.error = error
+        job.nextAttemptAt = next
+        save(job)
+        logger.info(
+            "job waits to retry",
+            metadata: ["job": "\(job.id)", "attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
+        armRetry(job.id, at: next)
+    }
+
+    /// Queues a waiting job again once `date` has come.
+    private func armRetry(_ id: String, at date: Date) {
+        retryTimers[id]?.cancel()
+        retryTimers[id] = Task { [weak self] in
+            let delay = date.timeIntervalSinceNow
+            if delay > 0 {
+                do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1)) } catch { return }
+            }
+            await self?.retryDue(id)
+        }
+    }
+
+    private func retryDue(_ id: String) {
+        retryTimers[id] = nil
+        guard var job = jobs[id], job.state == .waiting else { return }
+        job.state = .queued
+        job.nextAttemptAt = nil
+        save(job)
+        // Back in its place by submission order, ahead of jobs submitted after it.
+        let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
+        queue.insert(id, at: position)
+        schedule()
     }
 
     /// Frees the transfer's slot and starts the next queued job (after the ended job's record
@@ -263,16 +348,22 @@ public actor TransferManager {
             save(job)
             running.insert(id)
             generations[id] = 0
+            let limits = configuration.retry.limits(for: job.retry)
             engine.start(
                 TransferRequest(
                     jobID: id, url: url, headers: job.headers, destination: job.destination,
                     partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
-                    validator: job.validator, totalBytes: job.totalBytes))
+                    validator: job.validator, totalBytes: job.totalBytes,
+                    expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
+                    deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes))
         }
     }
 
-    /// Starts queued jobs; call once after the daemon is ready.
+    /// Starts queued jobs and the retry timers of waiting ones; call once after the daemon is ready.
     public func start() {
+        for job in jobs.values where job.state == .waiting {
+            armRetry(job.id, at: job.nextAttemptAt ?? Date())
+        }
         schedule()
     }
 
@@ -280,6 +371,8 @@ public actor TransferManager {
     /// each got, so all of them resume after a restart.
     public func shutdown() async {
         acceptingWork = false
+        retryTimers.values.forEach { $0.cancel() }
+        retryTimers = [:]
         let kept = await engine.stopAll()
         // Apply what the engine reported before it stopped (a job may have landed meanwhile),
         // then what each stopped transfer had reached.
@@ -312,7 +405,7 @@ public actor TransferManager {
 
     /// Counts for status lines.
     public var counts: JobCounts {
-        JobCounts(running: running.count, queued: queue.count, waiting: 0, total: jobs.count)
+        JobCounts(running: running.count, queued: queue.count, waiting: retryTimers.count, total: jobs.count)
     }
 
     /// Applies a changed configuration: a higher concurrency starts queued jobs at once, a lower
