@@ -18,18 +18,37 @@ struct DaemonConfiguration: Sendable, Equatable {
     var shutdownTimeoutSeconds = 20
     var maxConnections = 256
     var retentionSweepSeconds = 60
+    var retryMaxAttempts = 20
+    var retryMaxTimeSeconds = 7 * 24 * 3600
+    var retryInitialDelaySeconds = 1
+    var retryMaxDelaySeconds = 600
+    var lowSpeedBytesPerSecond = 0
+    var lowSpeedSeconds = 60
+    var maxRedirects = 10
+    var diskReserveBytes = 64 << 20
 
     /// Every key the file may hold.
     static let keys = [
         "max_concurrent_transfers", "finished_job_retention_seconds", "checkpoint_bytes",
         "checkpoint_interval_seconds", "idle_timeout_seconds", "socket_mode", "log_level",
         "shutdown_timeout_seconds", "max_connections", "retention_sweep_seconds",
+        "retry_max_attempts", "retry_max_time_seconds", "retry_initial_delay_seconds", "retry_max_delay_seconds",
+        "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes",
     ]
 
     var core: CoreConfiguration {
-        CoreConfiguration(
+        var retry = RetryPolicy()
+        retry.maxAttempts = retryMaxAttempts
+        retry.maxTime = .seconds(retryMaxTimeSeconds)
+        retry.initialDelay = .seconds(retryInitialDelaySeconds)
+        retry.maxDelay = .seconds(retryMaxDelaySeconds)
+        retry.idleTimeout = .seconds(idleTimeoutSeconds)
+        retry.lowSpeedBytesPerSecond = Int64(lowSpeedBytesPerSecond)
+        retry.lowSpeedTime = .seconds(lowSpeedSeconds)
+        return CoreConfiguration(
             maxConcurrentTransfers: maxConcurrentTransfers,
-            finishedJobRetention: .seconds(finishedJobRetentionSeconds))
+            finishedJobRetention: .seconds(finishedJobRetentionSeconds),
+            retry: retry, diskReserveBytes: Int64(diskReserveBytes))
     }
 
     var engine: EngineConfiguration {
@@ -37,6 +56,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         engine.checkpointBytes = Int64(checkpointBytes)
         engine.checkpointInterval = .seconds(checkpointIntervalSeconds)
         engine.idleTimeout = TimeInterval(idleTimeoutSeconds)
+        engine.maxRedirects = maxRedirects
         engine.maximumConnectionsPerHost = max(6, maxConcurrentTransfers)
         return engine
     }
@@ -109,6 +129,15 @@ extension DaemonConfiguration {
         config.shutdownTimeoutSeconds = try int("shutdown_timeout_seconds", config.shutdownTimeoutSeconds, 1...3600)
         config.maxConnections = try int("max_connections", config.maxConnections, 1...65536)
         config.retentionSweepSeconds = try int("retention_sweep_seconds", config.retentionSweepSeconds, 1...86400)
+        config.retryMaxAttempts = try int("retry_max_attempts", config.retryMaxAttempts, 1...1_000_000)
+        config.retryMaxTimeSeconds = try int("retry_max_time_seconds", config.retryMaxTimeSeconds, 1...(10 * 365 * 86400))
+        config.retryInitialDelaySeconds = try int("retry_initial_delay_seconds", config.retryInitialDelaySeconds, 0...86400)
+        config.retryMaxDelaySeconds = try int("retry_max_delay_seconds", config.retryMaxDelaySeconds, 1...(7 * 86400))
+        config.lowSpeedBytesPerSecond = try int("low_speed_bytes_per_second", config.lowSpeedBytesPerSecond, 0...(1 << 40))
+        config.lowSpeedSeconds = try int("low_speed_seconds", config.lowSpeedSeconds, 1...86400)
+        // FoundationNetworking gives up after 20 redirects whatever is configured.
+        config.maxRedirects = try int("max_redirects", config.maxRedirects, 0...20)
+        config.diskReserveBytes = try int("disk_reserve_bytes", config.diskReserveBytes, 0...(1 << 50))
         config.socketMode = try string(
             "socket_mode", config.socketMode,
             valid: { mode_t($0, radix: 8).map { $0 & ~0o770 == 0 && $0 & 0o600 == 0o600 } ?? false },
