@@ -18,6 +18,11 @@ struct JobDetail {
         ]
         if let eta = job.etaText { fields.append(("eta", eta)) }
         fields.append(("attempts", String(job.attempts)))
+        if let next = job.nextAttemptAt { fields.append(("next attempt", Self.timestamp(next))) }
+        if let sha256 = job.sha256 { fields.append(("sha256", sha256)) }
+        if let expected = job.expectedSha256 { fields.append(("expected sha256", expected)) }
+        if let expected = job.expectedSize { fields.append(("expected size", Self.bytesText(expected))) }
+        if let finalURL = job.finalUrl { fields.append(("final url", TerminalText.printable(finalURL))) }
         if !job.headerNames.isEmpty {
             fields.append(("headers", job.headerNames.map(TerminalText.printable).joined(separator: ", ")))
         }
@@ -26,7 +31,7 @@ struct JobDetail {
             ("started", job.startedAt.map(Self.timestamp) ?? "-"),
             ("finished", job.finishedAt.map(Self.timestamp) ?? "-"),
         ]
-        if let error = job.error { fields.append(("error", Self.errorText(error))) }
+        if let error = job.error { fields.append((job.state == .waiting ? "last error" : "error", Self.errorText(error))) }
 
         let width = (fields.map { $0.0.count }.max() ?? 0) + 1
         return fields.map { label, value in

@@ -1,3 +1,4 @@
+import Foundation
 import TransferProtocol
 
 /// Shows a waited-for job on stderr: on a terminal one line redrawn in place, otherwise one
@@ -37,7 +38,7 @@ struct ProgressReporter {
             StandardError.writeLine("transferctl: job \(id) failed: \(reason)")
         case .cancelled:
             StandardError.writeLine("transferctl: job \(id) was cancelled")
-        case .queued, .running:
+        case .queued, .running, .waiting:
             StandardError.writeLine("job \(id): \(job.state.rawValue)")
         }
     }
@@ -61,10 +62,18 @@ struct ProgressReporter {
         return parts.joined(separator: "  ")
     }
 
-    /// `job ID: running`, with the attempt once there was more than one.
-    static func stateLine(_ job: Job) -> String {
-        let attempt = job.state == .running && job.attempts > 1 ? " (attempt \(job.attempts))" : ""
-        return "job \(TerminalText.printable(job.id)): \(job.state.rawValue)\(attempt)"
+    /// `job ID: running`, with the attempt once there was more than one; while waiting, why and
+    /// until when: `job ID: waiting (attempt 2 failed: …; next attempt in 4s)`.
+    static func stateLine(_ job: Job, now: Date = Date()) -> String {
+        var detail = ""
+        if job.state == .running, job.attempts > 1 {
+            detail = " (attempt \(job.attempts))"
+        } else if job.state == .waiting {
+            let reason = job.error.map { TerminalText.printable($0.message) } ?? "no reason given"
+            let next = job.nextAttemptAt.flatMap { DurationFormatting.string(interval: max(0, $0.timeIntervalSince(now))) }.map { "; next attempt in " + $0 } ?? ""
+            detail = " (attempt \(job.attempts) failed: \(reason)\(next))"
+        }
+        return "job \(TerminalText.printable(job.id)): \(job.state.rawValue)\(detail)"
     }
 
     private mutating func draw(_ line: String) {

@@ -32,6 +32,31 @@ struct SubmitCommand: AsyncParsableCommand {
     @Flag(help: "Replace DEST if it already exists.")
     var overwrite = false
 
+    @Option(help: ArgumentHelp(
+        "The file's expected SHA-256 (64 hex digits, as sha256sum prints it); a different file fails the job and is not kept.",
+        valueName: "hex"))
+    var sha256: String?
+
+    @Option(help: ArgumentHelp(
+        "The file's expected size in bytes; checked against the server's and the destination's free space.",
+        valueName: "bytes"))
+    var size: Int64?
+
+    @Option(help: ArgumentHelp("Failed attempts in a row before the job fails (default: the daemon's retry_max_attempts).", valueName: "n"))
+    var maxAttempts: Int?
+
+    @Option(help: ArgumentHelp("Seconds from now after which the job fails instead of retrying (default: retry_max_time_seconds).", valueName: "seconds"))
+    var maxTime: Double?
+
+    @Option(help: ArgumentHelp("Seconds without data after which an attempt is retried (default: idle_timeout_seconds).", valueName: "seconds"))
+    var idleTimeout: Double?
+
+    @Option(help: ArgumentHelp("Bytes per second below which an attempt counts as stalled (default: low_speed_bytes_per_second).", valueName: "bytes"))
+    var lowSpeedLimit: Int64?
+
+    @Option(help: ArgumentHelp("Seconds the rate must stay below --low-speed-limit before the attempt is retried (default: low_speed_seconds).", valueName: "seconds"))
+    var lowSpeedTime: Double?
+
     @Flag(help: "Wait until the job ends, showing its progress on stderr.")
     var wait = false
 
@@ -50,6 +75,21 @@ struct SubmitCommand: AsyncParsableCommand {
             }
         }
         _ = try RequestHeader.dictionary(parsing: headers)
+        if let sha256, sha256.utf8.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
+            throw ValidationError("--sha256 must be 64 hexadecimal digits, as printed by sha256sum")
+        }
+        if let size, size < 0 { throw ValidationError("--size must not be negative") }
+        if let maxAttempts, maxAttempts < 1 { throw ValidationError("--max-attempts must be at least 1") }
+        for (name, value) in [("--max-time", maxTime), ("--idle-timeout", idleTimeout), ("--low-speed-time", lowSpeedTime)] {
+            if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds") }
+        }
+        if let lowSpeedLimit, lowSpeedLimit < 0 { throw ValidationError("--low-speed-limit must not be negative") }
+    }
+
+    private var retryLimits: RetryLimits {
+        RetryLimits(
+            maxAttempts: maxAttempts, maxTimeSeconds: maxTime, idleTimeoutSeconds: idleTimeout,
+            lowSpeedBytesPerSecond: lowSpeedLimit, lowSpeedSeconds: lowSpeedTime)
     }
 
     func run() async throws {
@@ -59,7 +99,10 @@ struct SubmitCommand: AsyncParsableCommand {
             destination: try AbsolutePath.resolve(destination),
             headers: headerFields.isEmpty ? nil : headerFields,
             overwrite: overwrite ? true : nil,
-            id: id
+            id: id,
+            sha256: sha256,
+            size: size,
+            retry: retryLimits.isEmpty ? nil : retryLimits
         )
         let client = try clientOptions.connect()
         var job = try client.call(TransferProtocol.Submit.self, params).job
