@@ -329,10 +329,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             }
             context.totalBytes = length
         case 206:
-            guard let range = ContentRange(http.value(forHTTPHeaderField: "Content-Range")),
-                range.start == context.offset,
-                context.totalBytes == nil || range.total == nil || range.total == context.totalBytes
-            else {
+            guard let range = ContentRange(http.value(forHTTPHeaderField: "Content-Range")), range.start == context.offset else {
+                // The server's ranges cannot be trusted: fetch the whole file in one piece.
+                context.rangesUsable = false
+                context.restartFromZero = true
+                completionHandler(.cancel)
+                return
+            }
+            guard context.totalBytes == nil || range.total == nil || range.total == context.totalBytes else {
+                // Another size: another version of the file.
                 context.restartFromZero = true
                 completionHandler(.cancel)
                 return
@@ -568,7 +573,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return
         }
         if let error {
-            end(context, Self.networkFailure(error, context: context))
+            var failure = Self.networkFailure(error, context: context)
+            if let total = context.totalBytes, failure.retryable {
+                failure.error.message += " (after \(context.offset) of \(total) bytes)"
+            }
+            end(context, failure)
             return
         }
         if context.statusCode == 206, let end = context.segmentEnd, context.offset - 1 == end,

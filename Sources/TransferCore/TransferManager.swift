@@ -263,11 +263,15 @@ public actor TransferManager {
         }
     }
 
+    static let progressThatResetsFailures: Int64 = 1 << 20
+
     /// After a failed attempt: waits and retries when the job's limits allow, else fails it.
     private func retryOrFail(_ record: JobRecord, error: JobError, retryAfter: Double?) {
         var job = record
         let limits = configuration.retry.limits(for: job.retry)
-        if job.checkpointBytes > (job.furthestBytes ?? 0) {
+        // Only real progress (a MiB past the furthest point any attempt reached) starts the count
+        // again: a trickle or a server that keeps dropping at the same place still runs out of attempts.
+        if job.checkpointBytes >= (job.furthestBytes ?? 0) + Self.progressThatResetsFailures {
             job.furthestBytes = job.checkpointBytes
             job.failuresInARow = 1
         } else {

@@ -23,6 +23,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
     var trickleRate: Int?
     var redirect: (target: RedirectTarget, status: Int)?
     var extraContentLength: Int64?
+    var announcedDigest: (header: String, algorithm: String, correct: Bool)?
 
     /// Well-behaved: GET and HEAD, strong ETag, Last-Modified, byte ranges, If-Range.
     public static let normal = Behaviour()
@@ -112,6 +113,15 @@ public struct Behaviour: Sendable, CustomStringConvertible {
         return behaviour
     }
 
+    /// Announce the content's digest (RFC 9530) in `header` (`Repr-Digest`, on every 200 and 206, or
+    /// `Content-Digest`, on 200 only) with `algorithm` (`sha-256` or `sha-512`); when not `correct`,
+    /// the digest announced is that of ``TestContent/replacement``.
+    public static func digest(header: String = "Repr-Digest", algorithm: String = "sha-256", correct: Bool = true) -> Behaviour {
+        var behaviour = Behaviour()
+        behaviour.announcedDigest = (header, algorithm, correct)
+        return behaviour
+    }
+
     /// These switches plus those of `other` (where both set the same switch, `other` wins).
     public func combined(with other: Behaviour) -> Behaviour {
         var merged = self
@@ -125,6 +135,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
         if let rate = other.trickleRate { merged.trickleRate = rate }
         if let redirect = other.redirect { merged.redirect = redirect }
         if let extra = other.extraContentLength { merged.extraContentLength = extra }
+        if let digest = other.announcedDigest { merged.announcedDigest = digest }
         return merged
     }
 
@@ -155,6 +166,9 @@ public struct Behaviour: Sendable, CustomStringConvertible {
             }
         }
         if let extraContentLength { parts.append("lyingContentLength(extra: \(extraContentLength))") }
+        if let announcedDigest {
+            parts.append("digest(header: \(announcedDigest.header), algorithm: \(announcedDigest.algorithm), correct: \(announcedDigest.correct))")
+        }
         return parts.isEmpty ? "normal" : parts.joined(separator: ", ")
     }
 }

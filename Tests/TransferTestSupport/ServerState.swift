@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -169,6 +171,11 @@ final class ServerState: Sendable {
         }
         if behaviour.gzip {
             headers.add(name: "Content-Encoding", value: "gzip")
+        }
+        if let announced = behaviour.announcedDigest, announced.header.lowercased() != "content-digest" || status == .ok {
+            let source = announced.correct ? content : content.replacement
+            let bytes = announced.algorithm == "sha-512" ? source.digest(SHA512.self) : source.digest(SHA256.self)
+            headers.add(name: announced.header, value: "\(announced.algorithm)=:\(Data(bytes).base64EncodedString()):")
         }
         let lie = behaviour.extraContentLength ?? 0
         headers.add(name: "Content-Length", value: "\(range.length + lie)")

@@ -1,4 +1,4 @@
-import Crypto
+public import Crypto
 import Synchronization
 
 /// Deterministic pseudo-random file content of any size, cheap to produce at any offset.
@@ -87,6 +87,13 @@ public struct TestContent: Sendable, Equatable, CustomStringConvertible {
         let hex = Self.hex(hasher.finalize())
         storage.sha256Cache.withLock { $0[size] = hex }
         return hex
+    }
+
+    /// The raw digest of the whole content with any hash function, e.g. `digest(SHA512.self)`.
+    public func digest<H: HashFunction>(_ function: H.Type) -> [UInt8] {
+        var hasher = H()
+        forEachSegment(in: 0..<size) { hasher.update(bufferPointer: $0) }
+        return Array(hasher.finalize())
     }
 
     /// Lowercase hex of any bytes (e.g. a digest).

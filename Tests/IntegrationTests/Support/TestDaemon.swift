@@ -101,6 +101,15 @@ final class TestDaemon: @unchecked Sendable {
         try client().call(Submit.self, .init(url: url, destination: destination, headers: headers, overwrite: overwrite, id: id)).job
     }
 
+    func submit(_ params: Submit.Params) throws -> Job {
+        try client().call(Submit.self, params).job
+    }
+
+    /// Names of the files in the destination directory, sorted.
+    func outputFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory + "/out").sorted()
+    }
+
     func job(_ id: String) throws -> Job {
         guard let job = try client().call(Status.self, .init(id: id)).jobs.first else {
             throw DeadlineExceeded(description: "status returned no job for \(id)")
