@@ -1,14 +1,14 @@
 /// The SplitMix64 generator: tiny, fast and good enough for test content.
 ///
 /// Deterministic: the same seed always gives the same sequence, on every platform.
-struct SplitMix64 {
+public struct SplitMix64: Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    public init(seed: UInt64) {
         self.state = seed
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         return Self.mix(state)
     }
