@@ -385,8 +385,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             ?? (http.statusCode == 200 ? AnnouncedDigest.parse(http.value(forHTTPHeaderField: "Content-Digest"), header: "Content-Digest") : nil)
         {
             context.announcedDigest = announced
-            if announced.algorithm == .sha512, context.offset == 0, context.digest.sha512 == nil {
-                context.digest = FileDigest(withSHA512: true)
+            if announced.algorithm == .sha512, context.offset == 0, context.digest.current().sha512 == nil {
+                context.digest.reset(to: FileDigest(withSHA512: true))
             }
         }
         if let failure = checkSize(context) {
@@ -487,7 +487,6 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             data.withUnsafeBytes { raw in
                 do throws(FileIOError) {
                     try FileIO.writeAll(context.file.fd, raw, path: context.file.path)
-                    context.digest.update(raw)
                 } catch {
                     failure = error
                 }
@@ -498,6 +497,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             dataTask.cancel()
             return
         }
+        context.digest.feed(data)
         setOffset(context, context.offset + Int64(data.count))
         if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
 
@@ -516,7 +516,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         // The backlog moves slowly relative to single chunks: sample it on every 8th.
         context.chunks &+= 1
         guard context.chunks & 7 == 0 else { return }
-        let backlog = queue.operationCount
+        let backlog = queue.operationCount + context.digest.pending
         if backlog > context.segmentPeakBacklog { context.segmentPeakBacklog = backlog }
         // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
         if phase == .active, context.statusCode == 206, context.validator != nil, backlog > configuration.backlogHighWater {
@@ -623,7 +623,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         context.generation.add(1, ordering: .sequentiallyConsistent)
         setOffset(context, 0)
         // A new version: digests announced for the old one no longer apply.
-        context.digest = FileDigest()
+        context.digest.reset(to: FileDigest())
         context.announcedDigest = nil
         context.checkedSpace = false
         logger.info("starting the download over from byte 0", metadata: ["job": "\(context.request.jobID)", "reason": "\(reason)"])
@@ -743,7 +743,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let jobID = context.request.jobID
         if synced {
             let suspended = SuspendedDigest(
-                bytes: kept, inode: context.file.inode, digest: context.digest, announcedDigest: context.announcedDigest)
+                bytes: kept, inode: context.file.inode, digest: context.digest.current(), announcedDigest: context.announcedDigest)
             state.withLock { $0.suspended[jobID] = suspended }
         }
         logger.info(
@@ -823,7 +823,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let file = context.file
         let request = context.request
         let bytes = context.offset
-        let digest = context.digest
+        let digest = context.digest.current()
         let announced = context.announcedDigest
         ioQueue.async {
             let sha256 = digest.sha256Hex

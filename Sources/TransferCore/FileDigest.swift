@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import RawStructuredFieldValues
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -87,5 +88,42 @@ struct AnnouncedDigest: Equatable, Sendable {
         if let hex = found[.sha256] { return AnnouncedDigest(algorithm: .sha256, hex: hex, header: header) }
         if let hex = found[.sha512] { return AnnouncedDigest(algorithm: .sha512, hex: hex, header: header) }
         return nil
+    }
+}
+
+/// A transfer's running digest, fed on its own serial queue so hashing runs beside the disk writes
+/// (on another core) instead of after each of them on the delegate queue. The chunks waiting to be
+/// hashed count as backlog, so back-pressure bounds them like the chunks waiting for the disk.
+///
+/// `@unchecked Sendable`: `digest` is read and written only on `queue`.
+final class StreamingDigest: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "transferd.engine.digest")
+    private var digest: FileDigest
+    /// Chunks handed to `feed` and not hashed yet.
+    private let pendingChunks = Atomic<Int>(0)
+
+    init(_ digest: FileDigest) {
+        self.digest = digest
+    }
+
+    /// Hashes `data` after everything fed before it.
+    func feed(_ data: Data) {
+        pendingChunks.add(1, ordering: .relaxed)
+        queue.async {
+            data.withUnsafeBytes { self.digest.update($0) }
+            self.pendingChunks.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    var pending: Int { pendingChunks.load(ordering: .relaxed) }
+
+    /// The digest of everything fed so far (waits for the queue to catch up).
+    func current() -> FileDigest {
+        queue.sync { digest }
+    }
+
+    /// Starts again from `digest`, after everything fed before.
+    func reset(to digest: FileDigest) {
+        queue.sync { self.digest = digest }
     }
 }

@@ -65,7 +65,7 @@ final class TransferContext: @unchecked Sendable {
     /// Why the current attempt must end; it ends at the next opportunity.
     var failure: TransferFailure?
     /// The digests of the partial file's bytes so far.
-    var digest: FileDigest
+    let digest: StreamingDigest
     /// What the server said the file's digest is, for the version being fetched.
     var announcedDigest: AnnouncedDigest?
     /// Whether the free space was checked against the size the server announced.
@@ -84,7 +84,7 @@ final class TransferContext: @unchecked Sendable {
 
     init(request: TransferRequest, file: PartialFile, offset: Int64, digest: FileDigest, announcedDigest: AnnouncedDigest?, segmentBytes: Int64) {
         self.segmentBytes = segmentBytes
-        self.digest = digest
+        self.digest = StreamingDigest(digest)
         self.announcedDigest = announcedDigest
         self.request = request
         self.file = file
