@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -33,10 +34,21 @@ struct TransferDaemon: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (overrides log_level).")
     var logLevel: String?
 
+    @Option(name: .customLong("max-concurrent-transfers"), help: "Transfers that run at once (overrides max_concurrent_transfers).")
+    var maxConcurrentTransfers: Int?
+
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
+    }
+
+    /// The configuration keys given as flags, which win over the file and the environment.
+    private var configurationFlags: [String: ConfigContent] {
+        var flags: [String: ConfigContent] = [:]
+        if let logLevel { flags["log_level"] = .string(logLevel) }
+        if let maxConcurrentTransfers { flags["max_concurrent_transfers"] = .int(maxConcurrentTransfers) }
+        return flags
     }
 
     func run() async throws {
@@ -45,11 +57,11 @@ struct TransferDaemon: AsyncParsableCommand {
         let configuration: DaemonConfiguration
         let configPath: String?
         do {
-            (configuration, configPath) = try await DaemonConfiguration.load(path: config, environment: environment)
+            (configuration, configPath) = try await DaemonConfiguration.load(path: config, environment: environment, flags: configurationFlags)
         } catch {
             Self.die("transferd: \(error)")
         }
-        let level = logLevel.flatMap(Logger.Level.init(rawValue:)) ?? configuration.logLevelValue
+        let level = configuration.logLevelValue
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -91,6 +103,7 @@ struct TransferDaemon: AsyncParsableCommand {
             metadata: [
                 "socket": "\(socketPath)", "state_dir": "\(statePath)", "config": "\(configPath ?? "defaults")",
                 "jobs": "\(counts.total)", "version": "\(transferdVersion)",
+                "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
             ])
         SystemdNotifier.ready(status: "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting")
         await manager.start()
