@@ -61,12 +61,8 @@ struct TransferDaemon: AsyncParsableCommand {
         } catch {
             Self.die("transferd: \(error)")
         }
-        let level = configuration.logLevelValue
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let level = LiveLogLevel(configuration.logLevelValue)
+        LogDestination.detect(environment: environment).bootstrap(level: level)
         let logger = Logger(label: "transferd")
         let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
         let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
