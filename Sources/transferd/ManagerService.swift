@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 import TransferCore
 
 /// Runs the core: applies engine reports, drops expired jobs, keeps systemd's STATUS current, and
@@ -22,30 +21,14 @@ struct ManagerService: Service {
                 logger.info("stopping: checkpointing running transfers")
             }
             let timeout = configuration.shutdownTimeoutSeconds
-            let finished = await Self.finishesWithin(.seconds(timeout)) { await manager.shutdown() }
+            // A stuck transfer must not hold the daemon past systemd's stop timeout.
+            let finished = await waitForResult(of: Task { await manager.shutdown() }, within: .seconds(timeout)) != nil
             if !finished {
                 logger.warning("shutdown took longer than shutdown_timeout_seconds; transfers resume from their last checkpoint", metadata: ["seconds": "\(timeout)"])
             }
             group.cancelAll()
         }
         logger.info("stopped")
-    }
-
-    /// Runs `work` and returns true if it ends within `limit`; false otherwise, without waiting for
-    /// it (a stuck transfer must not hold the daemon past systemd's stop timeout).
-    static func finishesWithin(_ limit: Duration, _ work: @escaping @Sendable () async -> Void) async -> Bool {
-        let pending = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-        return await withCheckedContinuation { continuation in
-            pending.withLock { $0 = continuation }
-            let finish: @Sendable (Bool) -> Void = { result in
-                pending.withLock { stored in
-                    stored?.resume(returning: result)
-                    stored = nil
-                }
-            }
-            Task { await work(); finish(true) }
-            Task { try? await Task.sleep(for: limit); finish(false) }
-        }
     }
 
     private func housekeeping() async {

@@ -93,6 +93,9 @@ struct TransferDaemon: AsyncParsableCommand {
         } catch {
             Self.die("transferd: \(error)")
         }
+        if let stallFile = environment["TRANSFERD_TEST_JOURNAL_STALL_FILE"] {
+            JournalStallForTesting.start(journal: journal, whileFileExists: stallFile)
+        }
         let counts = await manager.counts
         logger.info(
             "ready",
@@ -109,6 +112,10 @@ struct TransferDaemon: AsyncParsableCommand {
                 services: [
                     .init(service: ManagerService(manager: manager, configuration: configuration, logger: logger)),
                     .init(service: server),
+                    .init(
+                        service: WatchdogService(
+                            interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),
+                            logger: logger)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))

@@ -51,10 +51,10 @@ final class TestDaemon: @unchecked Sendable {
         return environment
     }
 
-    /// Starts the daemon (with `arguments` after the test's socket, state and configuration) and
-    /// waits until it answers `version`.
+    /// Starts the daemon (with `arguments` after the test's socket, state and configuration) and,
+    /// unless told otherwise, waits until it answers `version`.
     @discardableResult
-    func start(environment extra: [String: String] = [:], arguments: [String] = []) async throws -> TestDaemon {
+    func start(environment extra: [String: String] = [:], arguments: [String] = [], waitUntilAnswering: Bool = true) async throws -> TestDaemon {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.transferd)
         process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory, "--config", configPath] + arguments
@@ -70,6 +70,7 @@ final class TestDaemon: @unchecked Sendable {
         process.standardOutput = log
         try process.run()
         self.process = process
+        guard waitUntilAnswering else { return self }
         try await waitUntil("transferd to answer on \(socketPath)", seconds: 60) {
             guard process.isRunning else {
                 throw DeadlineExceeded(description: "transferd exited with \(process.terminationStatus): \(self.log)")
@@ -89,6 +90,12 @@ final class TestDaemon: @unchecked Sendable {
         guard let process, process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// Sends `signal` to the running daemon.
+    func send(_ signal: Int32) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signal)
     }
 
     /// SIGTERM; returns the exit status.

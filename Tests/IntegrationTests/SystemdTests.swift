@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import TransferProtocol
+import TransferTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// transferd under systemd's protocols, without systemd: each test owns the notification socket
+/// (`NOTIFY_SOCKET`) and reads what the real daemon sends.
+@Suite("systemd")
+struct SystemdTests {
+    @Test(arguments: NotifySocket.Kind.allCases)
+    func readyArrivesAndAConnectionRightAfterItIsAnswered(kind: NotifySocket.Kind) async throws {
+        let daemon = try TestDaemon()
+        let notify = try NotifySocket(kind: kind, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        try await daemon.start(environment: ["NOTIFY_SOCKET": notify.address], waitUntilAnswering: false)
+        let ready = try await daemon.waitFor("READY", "1", on: notify)
+        // One attempt, no retry: READY=1 promises that the socket accepts.
+        #expect(try daemon.client().call(Version.self, .init()).daemon == transferdVersion)
+        #expect(ready.message.fields["STATUS"] == "0 running, 0 queued, 0 waiting")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test func theWatchdogIsPingedAtHalfItsInterval() async throws {
+        let daemon = try TestDaemon()
+        let notify = try NotifySocket(kind: .path, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        try await daemon.start(environment: ["NOTIFY_SOCKET": notify.address, "WATCHDOG_USEC": "2000000"], waitUntilAnswering: false)
+        let ready = try await daemon.waitFor("READY", "1", on: notify)
+        let windowEnd = ready.message.arrived + .milliseconds(3500)
+        func pings() -> Int { notify.messages(with: "WATCHDOG", "1").filter { $0.arrived <= windowEnd }.count }
+        try await waitUntil("3 pings, or the end of the 3.5 s window") { pings() >= 3 || ContinuousClock.now > windowEnd }
+        #expect(pings() >= 3, "\(notify.messages.map(\.text))")
+    }
+
+    @Test func aWatchdogMeantForAnotherProcessIsNotPinged() async throws {
+        let daemon = try TestDaemon()
+        let notify = try NotifySocket(kind: .abstract, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        // WATCHDOG_PID names this test process, not the daemon.
+        try await daemon.start(
+            environment: ["NOTIFY_SOCKET": notify.address, "WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(getpid())"],
+            waitUntilAnswering: false)
+        let ready = try await daemon.waitFor("READY", "1", on: notify)
+        // A window in which a daemon that pinged would have pinged at least three times.
+        try await Task.sleep(until: ready.message.arrived + .milliseconds(3500))
+        #expect(notify.messages(with: "WATCHDOG", "1").isEmpty)
+    }
+
+    @Test func aDaemonWhoseJournalHangsStopsPingingUntilItRecovers() async throws {
+        let daemon = try TestDaemon()
+        let notify = try NotifySocket(kind: .path, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        let stall = daemon.directory + "/journal-stalled"
+        try await daemon.start(environment: [
+            "NOTIFY_SOCKET": notify.address, "WATCHDOG_USEC": "2000000", "TRANSFERD_TEST_JOURNAL_STALL_FILE": stall,
+        ])
+        try await waitUntil("two pings") { notify.messages(with: "WATCHDOG", "1").count >= 2 }
+
+        #expect(FileManager.default.createFile(atPath: stall, contents: nil))
+        // Pings come every second while healthy: three silent seconds mean they stopped.
+        try await waitUntil("the pings to stop", seconds: 30) {
+            guard let last = notify.messages(with: "WATCHDOG", "1").last else { return false }
+            return ContinuousClock.now - last.arrived > .seconds(3)
+        }
+        #expect(daemon.log.contains("not pinging the watchdog: the journal did not answer"), "\(daemon.log)")
+        #expect(try daemon.jobs().isEmpty, "the core still answers; only the journal hangs")
+
+        let before = notify.messages.count
+        try FileManager.default.removeItem(atPath: stall)
+        try await daemon.waitFor("WATCHDOG", "1", on: notify, after: before, seconds: 10)
+        #expect(daemon.log.contains("healthy again"))
+    }
+}
+
+extension TestDaemon {
+    /// Waits for a notification, failing early with the daemon's log when it has exited.
+    @discardableResult
+    func waitFor(
+        _ field: String, _ value: String, on notify: NotifySocket, after index: Int = 0, seconds: Double = 60
+    ) async throws -> (message: NotifySocket.Message, index: Int) {
+        try await notify.waitFor(field, value, after: index, seconds: seconds) {
+            if let process, !process.isRunning {
+                throw DeadlineExceeded(description: "transferd exited with \(process.terminationStatus) before \(field)=\(value): \(log)")
+            }
+        }
+    }
+}
