@@ -17,7 +17,7 @@ struct ManagerService: Service {
             await withGracefulShutdownHandler {
                 try? await gracefulShutdown()
             } onGracefulShutdown: {
-                SystemdNotifier.stopping()
+                SystemdNotifier.stopping(within: .seconds(configuration.shutdownTimeoutSeconds))
                 logger.info("stopping: checkpointing running transfers")
             }
             let timeout = configuration.shutdownTimeoutSeconds
@@ -34,8 +34,9 @@ struct ManagerService: Service {
     private func housekeeping() async {
         var sinceSweep = 0
         await manager.dropExpired()
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            try? await Task.sleep(for: .seconds(1))
+        while true {
+            // Once the stop begins, STATUS says so: no more counts.
+            guard (try? await Task.sleep(for: .seconds(1))) != nil, !Task.isShuttingDownGracefully else { return }
             let counts = await manager.counts
             let rate = await manager.aggregateRate
             SystemdNotifier.status("\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting, \(ByteRate.format(rate))")

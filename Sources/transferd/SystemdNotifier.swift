@@ -11,8 +11,12 @@ enum SystemdNotifier {
         notify("STATUS=\(status)")
     }
 
-    static func stopping() {
-        notify("STOPPING=1\nSTATUS=stopping: checkpointing running transfers")
+    /// The stop begins and takes at most `bound`. The timeout is extended to that bound (plus a margin
+    /// to flush the journal and exit): `EXTEND_TIMEOUT_USEC` never shortens the unit's
+    /// `TimeoutStopSec=`, it only keeps systemd from killing a stop that was configured to take longer.
+    static func stopping(within bound: Duration) {
+        let extended = bound + .seconds(10)
+        notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(microseconds(extended))\nSTATUS=stopping: checkpointing running transfers")
     }
 
     /// Tells systemd's watchdog that the daemon is healthy.
@@ -26,6 +30,11 @@ enum SystemdNotifier {
         var usec: UInt64 = 0
         guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
         return .microseconds(Int64(clamping: usec))
+    }
+
+    private static func microseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 
     private static func notify(_ message: String) {

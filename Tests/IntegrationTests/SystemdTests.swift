@@ -73,6 +73,42 @@ struct SystemdTests {
         try await daemon.waitFor("WATCHDOG", "1", on: notify, after: before, seconds: 10)
         #expect(daemon.log.contains("healthy again"))
     }
+
+    @Test func sigtermDuringTwoDownloadsStopsCleanlyAndBothCompleteAfterARestart() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        let notify = try NotifySocket(kind: .path, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        let files = [("a.bin", TestContent(seed: 61, size: 3 << 20)), ("b.bin", TestContent(seed: 62, size: 3 << 20))]
+        for (name, content) in files {
+            server.serve("/" + name, content: content, behaviour: .trickle(bytesPerSecond: 64 << 10))
+        }
+        try await daemon.start(environment: ["NOTIFY_SOCKET": notify.address])
+        let ids = try files.map { try daemon.submit(server.url("/" + $0.0), to: daemon.destination($0.0)).id }
+        try await waitUntil("both downloads to be under way") {
+            try ids.allSatisfy { id in
+                let job = try daemon.job(id)
+                return job.state == .running && job.bytesReceived > 0
+            }
+        }
+
+        #expect(daemon.terminate() == 0)
+        let stopping = try await daemon.waitFor("STOPPING", "1", on: notify, seconds: 5)
+        #expect(stopping.message.fields["EXTEND_TIMEOUT_USEC"] != nil)
+
+        for (name, content) in files { server.serve("/" + name, content: content) }
+        try await daemon.start()
+        for id in ids {
+            let job = try await daemon.waitForTerminal(id)
+            #expect(job.state == .completed, "\(id): \(String(describing: job.error))")
+        }
+        for (name, content) in files {
+            #expect(try sha256Hex(ofFile: daemon.destination(name)) == content.sha256Hex(), "\(name)")
+            // Checkpointed at the stop: the restart continues with a range instead of starting over.
+            #expect(server.requests(for: "/" + name).contains { $0.header("Range") != nil }, "\(name)")
+        }
+        try await server.shutdown()
+    }
 }
 
 extension TestDaemon {
