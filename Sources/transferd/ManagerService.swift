@@ -7,7 +7,7 @@ import TransferCore
 /// on shutdown checkpoints every running transfer within a bounded time.
 struct ManagerService: Service {
     let manager: TransferManager
-    let configuration: DaemonConfiguration
+    let configuration: LiveConfiguration
     let logger: Logger
 
     func run() async throws {
@@ -17,10 +17,10 @@ struct ManagerService: Service {
             await withGracefulShutdownHandler {
                 try? await gracefulShutdown()
             } onGracefulShutdown: {
-                SystemdNotifier.stopping(within: .seconds(configuration.shutdownTimeoutSeconds))
+                SystemdNotifier.stopping(within: .seconds(configuration.current.shutdownTimeoutSeconds))
                 logger.info("stopping: checkpointing running transfers")
             }
-            let timeout = configuration.shutdownTimeoutSeconds
+            let timeout = configuration.current.shutdownTimeoutSeconds
             // A stuck transfer must not hold the daemon past systemd's stop timeout.
             let finished = await waitForResult(of: Task { await manager.shutdown() }, within: .seconds(timeout)) != nil
             if !finished {
@@ -31,17 +31,21 @@ struct ManagerService: Service {
         logger.info("stopped")
     }
 
+    /// The counts systemd shows as the unit's status.
+    static func status(of manager: TransferManager) async -> String {
+        let counts = await manager.counts
+        return "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting"
+    }
+
     private func housekeeping() async {
         var sinceSweep = 0
         await manager.dropExpired()
         while true {
             // Once the stop begins, STATUS says so: no more counts.
             guard (try? await Task.sleep(for: .seconds(1))) != nil, !Task.isShuttingDownGracefully else { return }
-            let counts = await manager.counts
-            let rate = await manager.aggregateRate
-            SystemdNotifier.status("\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting, \(ByteRate.format(rate))")
+            SystemdNotifier.status("\(await Self.status(of: manager)), \(ByteRate.format(await manager.aggregateRate))")
             sinceSweep += 1
-            if sinceSweep >= configuration.retentionSweepSeconds {
+            if sinceSweep >= configuration.current.retentionSweepSeconds {
                 sinceSweep = 0
                 await manager.dropExpired()
             }

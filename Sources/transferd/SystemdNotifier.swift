@@ -1,14 +1,25 @@
 import CSystemd
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// Tells systemd about the daemon's state through `sd_notify`; does nothing outside systemd.
+/// Tells systemd about the daemon's state through `sd_notify`; does nothing outside systemd (no
+/// `NOTIFY_SOCKET`). Each function sends one datagram.
 enum SystemdNotifier {
+    /// The journal is replayed and the control socket accepts connections, or a reload is over.
     static func ready(status: String) {
         notify("READY=1\nSTATUS=\(status)")
     }
 
     static func status(_ status: String) {
         notify("STATUS=\(status)")
+    }
+
+    /// A reload begins. systemd needs the monotonic time in the same message to tell this reload's
+    /// READY=1 from an earlier one.
+    static func reloading() {
+        notify("RELOADING=1\nMONOTONIC_USEC=\(monotonicMicroseconds())\nSTATUS=reloading the configuration")
     }
 
     /// The stop begins and takes at most `bound`. The timeout is extended to that bound (plus a margin
@@ -30,6 +41,12 @@ enum SystemdNotifier {
         var usec: UInt64 = 0
         guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
         return .microseconds(Int64(clamping: usec))
+    }
+
+    static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
     }
 
     private static func microseconds(_ duration: Duration) -> Int64 {

@@ -54,16 +54,22 @@ struct TransferDaemon: AsyncParsableCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let uid = getuid()
+        let configPath = config
+        let flags = configurationFlags
+        let load: @Sendable () async throws -> (DaemonConfiguration, String?) = {
+            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags)
+        }
         let configuration: DaemonConfiguration
-        let configPath: String?
+        let configSource: String?
         do {
-            (configuration, configPath) = try await DaemonConfiguration.load(path: config, environment: environment, flags: configurationFlags)
+            (configuration, configSource) = try await load()
         } catch {
             Self.die("transferd: \(error)")
         }
         let level = LiveLogLevel(configuration.logLevelValue)
         LogDestination.detect(environment: environment).bootstrap(level: level)
         let logger = Logger(label: "transferd")
+        let live = LiveConfiguration(configuration)
         let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
         let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
 
@@ -87,31 +93,34 @@ struct TransferDaemon: AsyncParsableCommand {
             manager = try TransferManager(journal: journal, engine: engine, configuration: configuration.core, logger: logger)
             try ControlSocket.prepare(path: socketPath, uid: uid)
             server = try await ControlServer.bind(
-                path: socketPath, mode: configuration.socketModeValue,
-                router: RequestRouter(manager: manager, logger: logger),
-                maxConnections: configuration.maxConnections, logger: logger)
+                path: socketPath, router: RequestRouter(manager: manager, logger: logger), configuration: live, logger: logger)
         } catch {
             Self.die("transferd: \(error)")
         }
         if let stallFile = environment["TRANSFERD_TEST_JOURNAL_STALL_FILE"] {
             JournalStallForTesting.start(journal: journal, whileFileExists: stallFile)
         }
+        // Trapped before the group runs, so that a reload requested right after READY=1 finds its handler.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let counts = await manager.counts
         logger.info(
             "ready",
             metadata: [
-                "socket": "\(socketPath)", "state_dir": "\(statePath)", "config": "\(configPath ?? "defaults")",
-                "jobs": "\(counts.total)", "version": "\(transferdVersion)",
+                "socket": "\(server.path)", "state_dir": "\(statePath)",
+                "config": "\(configSource ?? "defaults")", "jobs": "\(counts.total)", "version": "\(transferdVersion)",
                 "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
             ])
-        SystemdNotifier.ready(status: "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting")
         await manager.start()
 
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: ManagerService(manager: manager, configuration: configuration, logger: logger)),
+                    .init(service: ManagerService(manager: manager, configuration: live, logger: logger)),
                     .init(service: server),
+                    .init(
+                        service: ReloadService(
+                            hangups: hangups, load: { try await load().0 }, configuration: live, logLevel: level,
+                            manager: manager, server: server, logger: logger)),
                     .init(
                         service: WatchdogService(
                             interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),

@@ -109,6 +109,43 @@ struct SystemdTests {
         }
         try await server.shutdown()
     }
+
+    @Test func sighupReloadsBetweenReloadingAndReadyAndAnInvalidFileChangesNothing() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon(configuration: ["max_concurrent_transfers": 1])
+        let notify = try NotifySocket(kind: .abstract, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        for index in 0..<3 {
+            server.serve("/r\(index)", content: TestContent(seed: UInt64(70 + index), size: 8 << 20), behaviour: .trickle(bytesPerSecond: 32 << 10))
+        }
+        try await daemon.start(environment: ["NOTIFY_SOCKET": notify.address])
+        for index in 0..<3 { _ = try daemon.submit(server.url("/r\(index)"), to: daemon.destination("r\(index)")) }
+        func running() throws -> Int { try daemon.jobs().filter { $0.state == .running }.count }
+        try await waitUntil("one transfer running") { try running() == 1 }
+
+        // A higher concurrency applies at once.
+        try daemon.writeConfiguration(["max_concurrent_transfers": 2])
+        let signalled = monotonicMicroseconds()
+        let (reloading, ready) = try await daemon.reload(notify)
+        let stamp = try #require(reloading.message.fields["MONOTONIC_USEC"].flatMap(UInt64.init), "\(reloading.message.text)")
+        let arrived = reloading.message.arrivedMonotonic
+        #expect(signalled <= stamp && stamp <= arrived && arrived - stamp < 1_000_000, "MONOTONIC_USEC=\(stamp); the test signalled at \(signalled) and received it at \(arrived)")
+        #expect(ready.message.arrived >= reloading.message.arrived)
+        try await waitUntil("two transfers running") { try running() == 2 }
+        #expect(daemon.log.contains("configuration reloaded"))
+
+        // The log level applies at once too: the reload's own info line is no longer written.
+        try daemon.writeConfiguration(["max_concurrent_transfers": 2, "log_level": "error"])
+        try await daemon.reload(notify)
+        #expect(daemon.log.components(separatedBy: "configuration reloaded").count == 2)
+
+        // An invalid file changes nothing, not even its valid keys, and READY=1 follows all the same.
+        try daemon.writeConfiguration(["max_concurrent_transfers": 3, "log_level": "loud"])
+        try await daemon.reload(notify)
+        #expect(try running() == 2)
+        #expect(daemon.log.contains("reload failed") && daemon.log.contains("log_level"), "\(daemon.log)")
+        try await server.shutdown()
+    }
 }
 
 extension TestDaemon {
@@ -122,5 +159,15 @@ extension TestDaemon {
                 throw DeadlineExceeded(description: "transferd exited with \(process.terminationStatus) before \(field)=\(value): \(log)")
             }
         }
+    }
+
+    /// SIGHUP; waits for RELOADING=1 and then READY=1, and returns both.
+    @discardableResult
+    func reload(_ notify: NotifySocket) async throws -> (reloading: (message: NotifySocket.Message, index: Int), ready: (message: NotifySocket.Message, index: Int)) {
+        let mark = notify.messages.count
+        send(SIGHUP)
+        let reloading = try await waitFor("RELOADING", "1", on: notify, after: mark)
+        let ready = try await waitFor("READY", "1", on: notify, after: reloading.index + 1)
+        return (reloading, ready)
     }
 }
