@@ -24,7 +24,8 @@ struct ControlConnection: Sendable {
 }
 
 /// The control socket: accepts connections and answers one request line at a time per connection.
-/// Bound before the service group runs, so the socket accepts by the time systemd hears READY=1.
+/// Bound (or adopted from systemd) before the service group runs, so the socket accepts by the time
+/// systemd hears READY=1.
 final class ControlServer: Service {
     private let server: NIOAsyncChannel<ControlConnection, Never>
     private let router: RequestRouter
@@ -32,13 +33,17 @@ final class ControlServer: Service {
     private let configuration: LiveConfiguration
     private let connections = Atomic<Int>(0)
     let path: String
+    /// Whether this process created the socket file (and so sets its mode and removes it); an
+    /// adopted socket belongs to its socket unit.
+    let ownsPath: Bool
 
     private init(
-        server: NIOAsyncChannel<ControlConnection, Never>, path: String, router: RequestRouter,
+        server: NIOAsyncChannel<ControlConnection, Never>, path: String, ownsPath: Bool, router: RequestRouter,
         configuration: LiveConfiguration, logger: Logger
     ) {
         self.server = server
         self.path = path
+        self.ownsPath = ownsPath
         self.router = router
         self.configuration = configuration
         self.logger = logger
@@ -51,7 +56,15 @@ final class ControlServer: Service {
         defer { umask(previous) }
         let server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: accept)
         chmod(path, mode)
-        return ControlServer(server: server, path: path, router: router, configuration: configuration, logger: logger)
+        return ControlServer(server: server, path: path, ownsPath: true, router: router, configuration: configuration, logger: logger)
+    }
+
+    /// Serves on a listening socket systemd passed (socket activation). Its path and mode are the
+    /// socket unit's business.
+    static func adopt(descriptor: Int32, router: RequestRouter, configuration: LiveConfiguration, logger: Logger) async throws -> ControlServer {
+        let server = try await bootstrap.bind(descriptor, childChannelInitializer: accept)
+        let path = server.channel.localAddress?.pathname ?? "(passed by systemd)"
+        return ControlServer(server: server, path: path, ownsPath: false, router: router, configuration: configuration, logger: logger)
     }
 
     private static var bootstrap: ServerBootstrap {
@@ -77,8 +90,9 @@ final class ControlServer: Service {
         }
     }
 
-    /// Applies a changed `socket_mode` to the socket file.
+    /// Applies a changed `socket_mode` to the socket file this process created.
     func apply(mode: mode_t) {
+        guard ownsPath else { return }
         if chmod(path, mode) != 0 {
             logger.error("cannot change the socket's mode", metadata: ["socket": "\(path)", "error": "\(String(cString: strerror(errno)))"])
         }
@@ -98,7 +112,7 @@ final class ControlServer: Service {
         } catch is CancellationError {
             // Graceful shutdown: stop accepting; the core checkpoints after this service ends.
         }
-        unlink(path)
+        if ownsPath { unlink(path) }
     }
 
     private func serve(_ connection: ControlConnection) async {

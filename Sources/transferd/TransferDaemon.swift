@@ -22,7 +22,7 @@ struct TransferDaemon: AsyncParsableCommand {
             """,
         version: transferdVersion)
 
-    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else /run/transferd/transferd.sock (root) or $XDG_RUNTIME_DIR/transferd/transferd.sock.")
+    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else /run/transferd/transferd.sock (root) or $XDG_RUNTIME_DIR/transferd/transferd.sock. Not used when systemd passes the socket (LISTEN_FDS).")
     var socket: String?
 
     @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else /var/lib/transferd (root) or $XDG_STATE_HOME/transferd.")
@@ -70,7 +70,6 @@ struct TransferDaemon: AsyncParsableCommand {
         LogDestination.detect(environment: environment).bootstrap(level: level)
         let logger = Logger(label: "transferd")
         let live = LiveConfiguration(configuration)
-        let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
         let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
 
         let state: StateDirectory
@@ -79,6 +78,7 @@ struct TransferDaemon: AsyncParsableCommand {
         let manager: TransferManager
         let server: ControlServer
         do {
+            let passedSocket = try SocketActivation.listeningSocket()
             state = try StateDirectory(path: statePath)
             journal = try Journal(directory: state.path, logger: logger) { error in
                 // Nothing after a failed write or sync may be acknowledged: stop, let systemd restart and replay.
@@ -91,9 +91,14 @@ struct TransferDaemon: AsyncParsableCommand {
             }
             engine = TransferEngine(configuration: engineConfiguration, logger: logger)
             manager = try TransferManager(journal: journal, engine: engine, configuration: configuration.core, logger: logger)
-            try ControlSocket.prepare(path: socketPath, uid: uid)
-            server = try await ControlServer.bind(
-                path: socketPath, router: RequestRouter(manager: manager, logger: logger), configuration: live, logger: logger)
+            let router = RequestRouter(manager: manager, logger: logger)
+            if let passedSocket {
+                server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
+            } else {
+                let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
+                try ControlSocket.prepare(path: socketPath, uid: uid)
+                server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
+            }
         } catch {
             Self.die("transferd: \(error)")
         }
@@ -106,7 +111,7 @@ struct TransferDaemon: AsyncParsableCommand {
         logger.info(
             "ready",
             metadata: [
-                "socket": "\(server.path)", "state_dir": "\(statePath)",
+                "socket": "\(server.path)", "socket_activated": "\(!server.ownsPath)", "state_dir": "\(statePath)",
                 "config": "\(configSource ?? "defaults")", "jobs": "\(counts.total)", "version": "\(transferdVersion)",
                 "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
             ])

@@ -146,6 +146,38 @@ struct SystemdTests {
         #expect(daemon.log.contains("reload failed") && daemon.log.contains("log_level"), "\(daemon.log)")
         try await server.shutdown()
     }
+
+    @Test func aSocketPassedBySystemdIsServedAndLeftInPlace() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        let notify = try NotifySocket(kind: .path, directory: daemon.directory)
+        let listener = try listeningUnixSocket(path: daemon.socketPath)
+        defer {
+            close(listener)
+            notify.close()
+            daemon.cleanUp()
+        }
+        let content = TestContent(seed: 81, size: 1 << 20)
+        server.serve("/activated.bin", content: content)
+        let unused = daemon.directory + "/not-bound.sock"
+        let activated = try ActivatedDaemon(
+            listener: listener,
+            arguments: ["--socket", unused, "--state-dir", daemon.stateDirectory, "--config", daemon.configPath],
+            environment: ["NOTIFY_SOCKET": notify.address], logPath: daemon.logPath)
+        defer { activated.kill9() }
+        try await notify.waitFor("READY", "1")
+
+        let job = try daemon.submit(server.url("/activated.bin"), to: daemon.destination("activated.bin"))
+        #expect(try await daemon.waitForTerminal(job.id).state == .completed)
+        #expect(try sha256Hex(ofFile: daemon.destination("activated.bin")) == content.sha256Hex())
+        #expect(!FileManager.default.fileExists(atPath: unused), "an activated daemon binds nothing itself")
+        #expect(daemon.log.contains("socket_activated=true"), "\(daemon.log)")
+
+        activated.send(SIGTERM)
+        #expect(try await activated.exitStatus() == 0)
+        #expect(FileManager.default.fileExists(atPath: daemon.socketPath), "the socket unit's socket file stays")
+        try await server.shutdown()
+    }
 }
 
 extension TestDaemon {
