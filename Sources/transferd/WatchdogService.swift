@@ -23,7 +23,10 @@ struct WatchdogService: Service {
             var failing = false
             var next = ContinuousClock.now
             while !Task.isCancelled {
-                switch await health.check(within: bound) {
+                let outcome = await health.check(within: bound)
+                // A check cut short by the stop says nothing about health.
+                if Task.isCancelled { break }
+                switch outcome {
                 case .healthy:
                     SystemdNotifier.watchdog()
                     if failing {

@@ -23,6 +23,19 @@ struct SystemdTests {
         #expect(daemon.terminate() == 0)
     }
 
+    @Test func sigintInTheForegroundStopsCleanlyLikeSigterm() async throws {
+        let daemon = try TestDaemon()
+        let notify = try NotifySocket(kind: .path, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        try await daemon.start(environment: ["NOTIFY_SOCKET": notify.address])
+        daemon.send(SIGINT)
+        try await daemon.waitFor("STOPPING", "1", on: notify, seconds: 10)
+        let process = try #require(daemon.process)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file it bound is removed")
+    }
+
     @Test func theWatchdogIsPingedAtHalfItsInterval() async throws {
         let daemon = try TestDaemon()
         let notify = try NotifySocket(kind: .path, directory: daemon.directory)
