@@ -2,7 +2,8 @@
 #   make run      build (release) and run the daemon in the foreground
 #   make test     run the whole test suite
 #   make bench    compare transferd with curl and aria2 on a local nginx
-#   make install  install binaries, units and the default configuration (PREFIX, DESTDIR)
+#   make install  install binaries, system and user units, the default configuration (PREFIX, DESTDIR)
+#   make install-user  install binaries and user units in your home directory (no root)
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -10,7 +11,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench install clean
+.PHONY: deps build run test bench install install-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it.
 deps:
@@ -32,14 +33,44 @@ test: deps
 bench: deps
 	Tests/Benchmarks/bench.sh
 
+# Where systemd looks for units and its sysusers.d and tmpfiles.d files (Debian's paths; override
+# for another layout, e.g. make install UNITDIR=/usr/lib/systemd/system).
+UNITDIR ?= /lib/systemd/system
+USERUNITDIR ?= /usr/lib/systemd/user
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+TMPFILESDIR ?= /usr/lib/tmpfiles.d
+DOCDIR = $(PREFIX)/share/doc/transferd
+
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/doc/transferd
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 0755 $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 README.md docs/protocol.md $(DESTDIR)$(PREFIX)/share/doc/transferd/
-	install -m 0644 config/README.md $(DESTDIR)$(PREFIX)/share/doc/transferd/configuration.md
-	install -m 0644 systemd/transferd.service $(DESTDIR)/lib/systemd/system/
-	sed -i 's|/usr/local/|$(PREFIX)/|g' $(DESTDIR)/lib/systemd/system/transferd.service
+	install -m 0644 README.md docs/protocol.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 config/README.md $(DESTDIR)$(DOCDIR)/configuration.md
+	install -m 0644 systemd/transferd.service systemd/transferd.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 systemd/user/transferd.service systemd/user/transferd.socket $(DESTDIR)$(USERUNITDIR)/
+	sed -i 's|/usr/local/|$(PREFIX)/|g' $(DESTDIR)$(UNITDIR)/transferd.service $(DESTDIR)$(UNITDIR)/transferd.socket \
+		$(DESTDIR)$(USERUNITDIR)/transferd.service $(DESTDIR)$(USERUNITDIR)/transferd.socket
+	install -m 0644 systemd/transferd.sysusers $(DESTDIR)$(SYSUSERSDIR)/transferd.conf
+	install -m 0644 systemd/transferd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/transferd.conf
 	[ -e $(DESTDIR)/etc/transferd/transferd.json ] || install -m 0644 config/transferd.json $(DESTDIR)/etc/transferd/
+	@# On the running system (no DESTDIR): create the user and group and the download directory now,
+	@# as a package's post-install would, so the socket unit's group exists when it starts.
+	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
+		systemd-sysusers $(SYSUSERSDIR)/transferd.conf && systemd-tmpfiles --create $(TMPFILESDIR)/transferd.conf; \
+	fi
+
+# A user's own daemon, without root: binaries in ~/.local/bin, user units in ~/.config/systemd/user.
+USERPREFIX ?= $(HOME)/.local
+USERCONFIGUNITDIR ?= $(HOME)/.config/systemd/user
+
+install-user: build
+	install -d $(USERPREFIX)/bin $(USERPREFIX)/share/doc/transferd $(USERCONFIGUNITDIR)
+	install -m 0755 $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(USERPREFIX)/bin/
+	install -m 0644 README.md docs/protocol.md $(USERPREFIX)/share/doc/transferd/
+	install -m 0644 config/README.md $(USERPREFIX)/share/doc/transferd/configuration.md
+	install -m 0644 systemd/user/transferd.service systemd/user/transferd.socket $(USERCONFIGUNITDIR)/
+	sed -i 's|/usr/local/|$(USERPREFIX)/|g' $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
 
 clean:
 	rm -rf .build

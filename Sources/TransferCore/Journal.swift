@@ -440,3 +440,11 @@ extension FileIOError {
         self.init("simulated crash", "", errno: SimulatedCrashMarker.errnoValue)
     }
 }
+
+extension Journal {
+    /// Runs `block` on the writer's queue, so that nothing is written or synced until it returns.
+    /// Only for tests that imitate a disk whose writes hang.
+    public func stallWriterForTesting(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+}

@@ -5,8 +5,8 @@ import SystemPackage
 import TransferCore
 import TransferProtocol
 
-/// The daemon's settings: defaults, then the JSON file, then `TRANSFERD_*` environment variables.
-/// Every key is documented in `config/transferd.json`.
+/// The daemon's settings: defaults, then the JSON file, then `TRANSFERD_*` environment variables,
+/// then command-line flags. Every key is documented in `config/README.md`.
 struct DaemonConfiguration: Sendable, Equatable {
     var maxConcurrentTransfers = 4
     var finishedJobRetentionSeconds = 7 * 24 * 3600
@@ -72,15 +72,21 @@ struct ConfigurationError: Error, CustomStringConvertible {
 }
 
 extension DaemonConfiguration {
-    /// Loads the file at `path` (when given or when the system file exists) and the environment.
-    static func load(path explicitPath: String?, environment: [String: String]) async throws -> (DaemonConfiguration, String?) {
+    /// Loads the file at `path` (when given or when the system file exists), the environment, and
+    /// `flags` (values given on the command line, by key), each overriding the one before.
+    static func load(
+        path explicitPath: String?, environment: [String: String], flags: [String: ConfigContent] = [:]
+    ) async throws -> (DaemonConfiguration, String?) {
         var path = explicitPath ?? environment["TRANSFERD_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         if path == nil, FileManager.default.fileExists(atPath: DefaultPaths.systemConfigFile) {
             path = DefaultPaths.systemConfigFile
         }
         var fileKeys: Set<String> = []
         var providers: [any ConfigProvider] = [
-            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["transferd"])
+            InMemoryProvider(
+                name: "flags",
+                values: Dictionary(uniqueKeysWithValues: flags.map { (AbsoluteConfigKey([$0.key]), ConfigValue($0.value, isSecret: false)) })),
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["transferd"]),
         ]
         if let path {
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -96,28 +102,33 @@ extension DaemonConfiguration {
             providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(path)))
         }
         let reader = ConfigReader(providers: providers)
-        let source = path ?? "the environment"
         func present(_ key: String) -> Bool {
-            fileKeys.contains(key) || environment["TRANSFERD_" + key.uppercased()] != nil
+            flags[key] != nil || fileKeys.contains(key) || environment["TRANSFERD_" + key.uppercased()] != nil
+        }
+        /// Where the value that wins for `key` comes from, for messages.
+        func source(_ key: String) -> String {
+            if flags[key] != nil { return "--" + key.replacingOccurrences(of: "_", with: "-") }
+            if environment["TRANSFERD_" + key.uppercased()] != nil { return "the environment (TRANSFERD_\(key.uppercased()))" }
+            return path ?? "the defaults"
         }
         func int(_ key: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
             guard let value = reader.int(forKey: ConfigKey(key)) else {
                 if present(key) {
-                    throw ConfigurationError(description: "\(key) in \(source) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+                    throw ConfigurationError(description: "\(key) in \(source(key)) must be an integer in \(range.lowerBound)...\(range.upperBound)")
                 }
                 return fallback
             }
             guard range.contains(value) else {
-                throw ConfigurationError(description: "\(key) in \(source) is \(value): it must be in \(range.lowerBound)...\(range.upperBound)")
+                throw ConfigurationError(description: "\(key) in \(source(key)) is \(value): it must be in \(range.lowerBound)...\(range.upperBound)")
             }
             return value
         }
         func string(_ key: String, _ fallback: String, valid: (String) -> Bool, expected: String) throws -> String {
             guard let value = reader.string(forKey: ConfigKey(key)) else {
-                if present(key) { throw ConfigurationError(description: "\(key) in \(source) must be a string: \(expected)") }
+                if present(key) { throw ConfigurationError(description: "\(key) in \(source(key)) must be a string: \(expected)") }
                 return fallback
             }
-            guard valid(value) else { throw ConfigurationError(description: "\(key) in \(source) is '\(value)': expected \(expected)") }
+            guard valid(value) else { throw ConfigurationError(description: "\(key) in \(source(key)) is '\(value)': expected \(expected)") }
             return value
         }
         var config = DaemonConfiguration()

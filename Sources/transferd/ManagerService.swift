@@ -1,14 +1,13 @@
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 import TransferCore
 
 /// Runs the core: applies engine reports, drops expired jobs, keeps systemd's STATUS current, and
 /// on shutdown checkpoints every running transfer within a bounded time.
 struct ManagerService: Service {
     let manager: TransferManager
-    let configuration: DaemonConfiguration
+    let configuration: LiveConfiguration
     let logger: Logger
 
     func run() async throws {
@@ -18,11 +17,12 @@ struct ManagerService: Service {
             await withGracefulShutdownHandler {
                 try? await gracefulShutdown()
             } onGracefulShutdown: {
-                SystemdNotifier.stopping()
+                SystemdNotifier.stopping(within: .seconds(configuration.current.shutdownTimeoutSeconds))
                 logger.info("stopping: checkpointing running transfers")
             }
-            let timeout = configuration.shutdownTimeoutSeconds
-            let finished = await Self.finishesWithin(.seconds(timeout)) { await manager.shutdown() }
+            let timeout = configuration.current.shutdownTimeoutSeconds
+            // A stuck transfer must not hold the daemon past systemd's stop timeout.
+            let finished = await waitForResult(of: Task { await manager.shutdown() }, within: .seconds(timeout)) != nil
             if !finished {
                 logger.warning("shutdown took longer than shutdown_timeout_seconds; transfers resume from their last checkpoint", metadata: ["seconds": "\(timeout)"])
             }
@@ -31,33 +31,21 @@ struct ManagerService: Service {
         logger.info("stopped")
     }
 
-    /// Runs `work` and returns true if it ends within `limit`; false otherwise, without waiting for
-    /// it (a stuck transfer must not hold the daemon past systemd's stop timeout).
-    static func finishesWithin(_ limit: Duration, _ work: @escaping @Sendable () async -> Void) async -> Bool {
-        let pending = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-        return await withCheckedContinuation { continuation in
-            pending.withLock { $0 = continuation }
-            let finish: @Sendable (Bool) -> Void = { result in
-                pending.withLock { stored in
-                    stored?.resume(returning: result)
-                    stored = nil
-                }
-            }
-            Task { await work(); finish(true) }
-            Task { try? await Task.sleep(for: limit); finish(false) }
-        }
+    /// The counts systemd shows as the unit's status.
+    static func status(of manager: TransferManager) async -> String {
+        let counts = await manager.counts
+        return "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting"
     }
 
     private func housekeeping() async {
         var sinceSweep = 0
         await manager.dropExpired()
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            try? await Task.sleep(for: .seconds(1))
-            let counts = await manager.counts
-            let rate = await manager.aggregateRate
-            SystemdNotifier.status("\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting, \(ByteRate.format(rate))")
+        while true {
+            // Once the stop begins, STATUS says so: no more counts.
+            guard (try? await Task.sleep(for: .seconds(1))) != nil, !Task.isShuttingDownGracefully else { return }
+            SystemdNotifier.status("\(await Self.status(of: manager)), \(ByteRate.format(await manager.aggregateRate))")
             sinceSweep += 1
-            if sinceSweep >= configuration.retentionSweepSeconds {
+            if sinceSweep >= configuration.current.retentionSweepSeconds {
                 sinceSweep = 0
                 await manager.dropExpired()
             }

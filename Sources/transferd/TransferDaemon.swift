@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -21,7 +22,7 @@ struct TransferDaemon: AsyncParsableCommand {
             """,
         version: transferdVersion)
 
-    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else /run/transferd/transferd.sock (root) or $XDG_RUNTIME_DIR/transferd/transferd.sock.")
+    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else /run/transferd/transferd.sock (root) or $XDG_RUNTIME_DIR/transferd/transferd.sock. Not used when systemd passes the socket (LISTEN_FDS).")
     var socket: String?
 
     @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else /var/lib/transferd (root) or $XDG_STATE_HOME/transferd.")
@@ -33,30 +34,42 @@ struct TransferDaemon: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (overrides log_level).")
     var logLevel: String?
 
+    @Option(name: .customLong("max-concurrent-transfers"), help: "Transfers that run at once (overrides max_concurrent_transfers).")
+    var maxConcurrentTransfers: Int?
+
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
     }
 
+    /// The configuration keys given as flags, which win over the file and the environment.
+    private var configurationFlags: [String: ConfigContent] {
+        var flags: [String: ConfigContent] = [:]
+        if let logLevel { flags["log_level"] = .string(logLevel) }
+        if let maxConcurrentTransfers { flags["max_concurrent_transfers"] = .int(maxConcurrentTransfers) }
+        return flags
+    }
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let uid = getuid()
+        let configPath = config
+        let flags = configurationFlags
+        let load: @Sendable () async throws -> (DaemonConfiguration, String?) = {
+            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags)
+        }
         let configuration: DaemonConfiguration
-        let configPath: String?
+        let configSource: String?
         do {
-            (configuration, configPath) = try await DaemonConfiguration.load(path: config, environment: environment)
+            (configuration, configSource) = try await load()
         } catch {
             Self.die("transferd: \(error)")
         }
-        let level = logLevel.flatMap(Logger.Level.init(rawValue:)) ?? configuration.logLevelValue
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let level = LiveLogLevel(configuration.logLevelValue)
+        LogDestination.detect(environment: environment).bootstrap(level: level)
         let logger = Logger(label: "transferd")
-        let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
+        let live = LiveConfiguration(configuration)
         let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
 
         let state: StateDirectory
@@ -65,6 +78,7 @@ struct TransferDaemon: AsyncParsableCommand {
         let manager: TransferManager
         let server: ControlServer
         do {
+            let passedSocket = try SocketActivation.listeningSocket()
             state = try StateDirectory(path: statePath)
             journal = try Journal(directory: state.path, logger: logger) { error in
                 // Nothing after a failed write or sync may be acknowledged: stop, let systemd restart and replay.
@@ -77,29 +91,45 @@ struct TransferDaemon: AsyncParsableCommand {
             }
             engine = TransferEngine(configuration: engineConfiguration, logger: logger)
             manager = try TransferManager(journal: journal, engine: engine, configuration: configuration.core, logger: logger)
-            try ControlSocket.prepare(path: socketPath, uid: uid)
-            server = try await ControlServer.bind(
-                path: socketPath, mode: configuration.socketModeValue,
-                router: RequestRouter(manager: manager, logger: logger),
-                maxConnections: configuration.maxConnections, logger: logger)
+            let router = RequestRouter(manager: manager, logger: logger)
+            if let passedSocket {
+                server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
+            } else {
+                let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
+                try ControlSocket.prepare(path: socketPath, uid: uid)
+                server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
+            }
         } catch {
             Self.die("transferd: \(error)")
         }
+        if let stallFile = environment["TRANSFERD_TEST_JOURNAL_STALL_FILE"] {
+            JournalStallForTesting.start(journal: journal, whileFileExists: stallFile)
+        }
+        // Trapped before the group runs, so that a reload requested right after READY=1 finds its handler.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let counts = await manager.counts
         logger.info(
             "ready",
             metadata: [
-                "socket": "\(socketPath)", "state_dir": "\(statePath)", "config": "\(configPath ?? "defaults")",
-                "jobs": "\(counts.total)", "version": "\(transferdVersion)",
+                "socket": "\(server.path)", "socket_activated": "\(!server.ownsPath)", "state_dir": "\(statePath)",
+                "config": "\(configSource ?? "defaults")", "jobs": "\(counts.total)", "version": "\(transferdVersion)",
+                "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
             ])
-        SystemdNotifier.ready(status: "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting")
         await manager.start()
 
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: ManagerService(manager: manager, configuration: configuration, logger: logger)),
+                    .init(service: ManagerService(manager: manager, configuration: live, logger: logger)),
                     .init(service: server),
+                    .init(
+                        service: ReloadService(
+                            hangups: hangups, load: { try await load().0 }, configuration: live, logLevel: level,
+                            manager: manager, server: server, logger: logger)),
+                    .init(
+                        service: WatchdogService(
+                            interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),
+                            logger: logger)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))

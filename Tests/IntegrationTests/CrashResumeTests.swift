@@ -47,7 +47,9 @@ struct CrashResumeTests {
             let content = TestContent(seed: 600 + random.next() % 1_000_000, size: size)
             let name = "f\(index)"
             contents[name] = content
-            server.serve("/" + name, content: content, behaviour: .trickle(bytesPerSecond: 25 << 20))
+            // Slow while the daemon is being killed, so that restarts on a loaded machine do not
+            // let everything finish before ten kills; full speed once the kills are done.
+            server.serve("/" + name, content: content, behaviour: .trickle(bytesPerSecond: 5 << 20))
         }
         let needed = contents.values.reduce(0) { $0 + $1.size }
         let names = contents.keys.sorted()
@@ -59,11 +61,11 @@ struct CrashResumeTests {
             ids[name] = try daemon.submit(.init(url: server.url("/" + name), destination: daemon.destination(name), id: "crash-" + name)).id
         }
         var kills = 0
+        var start = totalSent()
         while kills < 12 {
-            // A random moment: after a random amount of progress since the last start, from none
-            // (in the middle of replay and the first journal writes) to a few segments.
-            let progress = Int64(random.next() % UInt64(24 << 20))
-            let start = totalSent()
+            // A random moment: after a random amount of progress since the daemon was last started,
+            // from none (in the middle of replay and the first journal writes) to a few segments.
+            let progress = Int64(random.next() % UInt64(16 << 20))
             var allDone = false
             try await waitUntil("progress before kill \(kills + 1)", seconds: 120, interval: .milliseconds(5)) {
                 if totalSent() - start >= progress { return true }
@@ -73,7 +75,11 @@ struct CrashResumeTests {
             if allDone { break }
             daemon.kill9()
             kills += 1
+            start = totalSent()
             try await daemon.start()
+        }
+        for (name, content) in contents {
+            server.serve("/" + name, content: content)
         }
         for name in names {
             let job = try await daemon.waitForTerminal(try #require(ids[name]), seconds: 240)

@@ -57,8 +57,9 @@ struct FullDiskTests {
             disk.unmount()
             daemon.cleanUp()
         }
-        let content = TestContent(seed: 703, size: 10 << 20)
-        server.serve("/file", content: content, behaviour: .trickle(bytesPerSecond: 4 << 20))
+        // Slow enough that the disk fills long before the body ends, even on a loaded machine.
+        let content = TestContent(seed: 703, size: 12 << 20)
+        server.serve("/file", content: content, behaviour: .trickle(bytesPerSecond: 1 << 20))
         server.serve("/other", content: TestContent(seed: 704, size: 1 << 20))
         try await daemon.start()
         let job = try daemon.submit(.init(url: server.url("/file"), destination: disk.path + "/file", sha256: content.sha256Hex()))
@@ -68,6 +69,7 @@ struct FullDiskTests {
         try await waitUntil("the job to wait for space") {
             let current = try daemon.job(job.id)
             if current.state == .waiting { waiting = current }
+            if current.state.isTerminal { throw DeadlineExceeded(description: "the job ended \(current.state) before the disk was full") }
             return waiting != nil
         }
         #expect(waiting?.error?.code == "disk_full", "\(String(describing: waiting?.error))")

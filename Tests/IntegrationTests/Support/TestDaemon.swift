@@ -37,24 +37,40 @@ final class TestDaemon: @unchecked Sendable {
     /// A path for a download's destination inside the test's directory.
     func destination(_ name: String) -> String { directory + "/out/" + name }
 
-    /// Starts the daemon and waits until it answers `version`.
+    /// The variables through which systemd talks to a service: a test daemon gets only those its test gives it.
+    static let systemdVariables = [
+        "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM",
+        "RUNTIME_DIRECTORY", "STATE_DIRECTORY",
+    ]
+
+    /// The environment a test daemon runs with: this process's, without systemd's variables, plus `extra`.
+    static func environment(_ extra: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for key in systemdVariables { environment.removeValue(forKey: key) }
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// Starts the daemon (with `arguments` after the test's socket, state and configuration) and,
+    /// unless told otherwise, waits until it answers `version`.
     @discardableResult
-    func start(environment extra: [String: String] = [:]) async throws -> TestDaemon {
+    func start(environment extra: [String: String] = [:], arguments: [String] = [], waitUntilAnswering: Bool = true) async throws -> TestDaemon {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.transferd)
-        process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory, "--config", configPath]
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "NOTIFY_SOCKET")
-        environment.removeValue(forKey: "LISTEN_FDS")
-        for (key, value) in extra { environment[key] = value }
+        process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory, "--config", configPath] + arguments
+        let environment = Self.environment(extra)
         process.environment = environment
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        // One log across restarts, so a test can read what each run added.
+        if !FileManager.default.fileExists(atPath: logPath) {
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         process.standardError = log
         process.standardOutput = log
         try process.run()
         self.process = process
+        guard waitUntilAnswering else { return self }
         try await waitUntil("transferd to answer on \(socketPath)", seconds: 60) {
             guard process.isRunning else {
                 throw DeadlineExceeded(description: "transferd exited with \(process.terminationStatus): \(self.log)")
@@ -74,6 +90,12 @@ final class TestDaemon: @unchecked Sendable {
         guard let process, process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// Sends `signal` to the running daemon.
+    func send(_ signal: Int32) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signal)
     }
 
     /// SIGTERM; returns the exit status.

@@ -1,0 +1,47 @@
+extension DaemonConfiguration {
+    /// This configuration with the keys a reload applies at once taken from `new`. The others are
+    /// fixed while the daemon runs (the engine's settings are read once, when its `URLSession` is
+    /// created) and change at the next start.
+    func applyingLiveKeys(from new: DaemonConfiguration) -> DaemonConfiguration {
+        var applied = self
+        applied.maxConcurrentTransfers = new.maxConcurrentTransfers
+        applied.finishedJobRetentionSeconds = new.finishedJobRetentionSeconds
+        applied.retentionSweepSeconds = new.retentionSweepSeconds
+        applied.logLevel = new.logLevel
+        applied.shutdownTimeoutSeconds = new.shutdownTimeoutSeconds
+        applied.maxConnections = new.maxConnections
+        applied.socketMode = new.socketMode
+        // Retry limits, the idle timeout and the disk reserve are read by the core per attempt.
+        applied.idleTimeoutSeconds = new.idleTimeoutSeconds
+        applied.retryMaxAttempts = new.retryMaxAttempts
+        applied.retryMaxTimeSeconds = new.retryMaxTimeSeconds
+        applied.retryInitialDelaySeconds = new.retryInitialDelaySeconds
+        applied.retryMaxDelaySeconds = new.retryMaxDelaySeconds
+        applied.lowSpeedBytesPerSecond = new.lowSpeedBytesPerSecond
+        applied.lowSpeedSeconds = new.lowSpeedSeconds
+        applied.diskReserveBytes = new.diskReserveBytes
+        return applied
+    }
+
+    /// The keys whose values differ between `old` and `new`, in declaration order. Derived from the
+    /// stored properties, so a key added later is covered without a change here.
+    static func changedKeys(from old: DaemonConfiguration, to new: DaemonConfiguration) -> [String] {
+        zip(Mirror(reflecting: old).children, Mirror(reflecting: new).children).compactMap { before, after in
+            guard let label = before.label, "\(before.value)" != "\(after.value)" else { return nil }
+            return key(forProperty: label)
+        }
+    }
+
+    /// The file key of a stored property: `maxConcurrentTransfers` is `max_concurrent_transfers`.
+    static func key(forProperty name: String) -> String {
+        var key = ""
+        for character in name {
+            if character.isUppercase {
+                key += "_" + character.lowercased()
+            } else {
+                key.append(character)
+            }
+        }
+        return key
+    }
+}
