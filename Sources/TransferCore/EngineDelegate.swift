@@ -508,7 +508,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             context.rateSampleTime = now
             context.rateSampleOffset = context.offset
         }
-        if context.offset - context.lastCheckpointOffset >= configuration.checkpointBytes
+        // A checkpoint starts every half of checkpointBytes, so that while one is syncing the bytes
+        // not yet durable stay within checkpointBytes: what a crash may cost.
+        if context.offset - context.lastCheckpointOffset >= configuration.checkpointBytes / 2
             || now &- context.lastCheckpointTime >= checkpointIntervalNanoseconds
         {
             checkpoint(context, now: now)

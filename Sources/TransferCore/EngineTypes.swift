@@ -3,7 +3,8 @@ public import TransferProtocol
 
 /// How the engine transfers and protects memory and data.
 public struct EngineConfiguration: Sendable {
-    /// Sync the partial file and report a checkpoint after this many new bytes…
+    /// At most this many bytes received before a crash are fetched again after it (a checkpoint
+    /// starts every half of it)…
     public var checkpointBytes: Int64 = 8 << 20
     /// …or after this many seconds, whichever comes first.
     public var checkpointInterval: Duration = .seconds(2)
