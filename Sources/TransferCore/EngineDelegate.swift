@@ -830,11 +830,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         ioQueue.async {
             let sha256 = digest.sha256Hex
             if let mismatch = Self.verify(file: file, bytes: bytes, sha256: sha256, digest: digest, announced: announced, request: request) {
-                unlink(file.path)
-                self.forget(jobID: request.jobID)
-                self.logger.warning("transfer failed", metadata: ["job": "\(request.jobID)", "error": "\(mismatch.message)"])
-                self.events.yield(.failed(jobID: request.jobID, error: mismatch))
-                self.remove(context)
+                self.fail(context, mismatch)
                 return
             }
             do throws(FileIOError) {
@@ -924,19 +920,17 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// A failed disk operation: a full disk or quota may be freed (the job waits and retries);
     /// anything else (EIO, a read-only filesystem, permissions) fails the job.
     static func diskFailure(_ error: FileIOError, writing path: String) -> TransferFailure {
+        let hint: String
         switch error.errno {
         case ENOSPC, EDQUOT:
             return .transient(
                 JobError(code: "disk_full", message: "cannot write \(path): \(error) (free some space on that filesystem: the job retries)"))
-        case EACCES, EPERM:
-            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (make the directory writable by the transferd service, then submit again)"))
-        case ENOENT:
-            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (the directory was removed: create it again, then submit the job again)"))
-        case EROFS:
-            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (the filesystem is read-only: remount it read-write or choose another destination)"))
-        default:
-            return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (check the disk and the kernel log (dmesg), then submit the job again)"))
+        case EACCES, EPERM: hint = "make the directory writable by the transferd service, then submit again"
+        case ENOENT: hint = "the directory was removed: create it again, then submit the job again"
+        case EROFS: hint = "the filesystem is read-only: remount it read-write or choose another destination"
+        default: hint = "check the disk and the kernel log (dmesg), then submit the job again"
         }
+        return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (\(hint))"))
     }
 
     /// An answer other than 200, 206 or 416: retried when the server is overloaded or restarting,

@@ -241,11 +241,7 @@ public actor TransferManager {
         case .failed(_, let error):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
-            job.state = .failed
-            job.finishedAt = Date()
-            job.error = error
-            save(job)
-            logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
+            markFailed(job, error)
         case .interrupted(_, let error, let kept, let retryAfter):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
@@ -288,14 +284,10 @@ public actor TransferManager {
             giveUp = "gave up: the next attempt would start after the job's maximum time (max_time_seconds) ends at \(WireCoding.formatTimestamp(deadline))"
         }
         if let giveUp {
-            job.state = .failed
-            job.finishedAt = now
-            job.error = JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus)
-            job.nextAttemptAt = nil
+            // The engine kept the partial file for a retry that will not come.
             unlink(job.partialPath)
             engine.forget(jobID: job.id)
-            save(job)
-            logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(job.error?.message ?? "")"])
+            markFailed(job, JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus))
             return
         }
         job.state = .waiting
@@ -306,6 +298,17 @@ public actor TransferManager {
             "job waits to retry",
             metadata: ["job": "\(job.id)", "attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
         armRetry(job.id, at: next)
+    }
+
+    /// Records that a job failed for good.
+    private func markFailed(_ record: JobRecord, _ error: JobError) {
+        var job = record
+        job.state = .failed
+        job.finishedAt = Date()
+        job.error = error
+        job.nextAttemptAt = nil
+        save(job)
+        logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
     }
 
     /// Queues a waiting job again once `date` has come.
