@@ -4,6 +4,8 @@ public struct CoreConfiguration: Sendable, Equatable {
     public var maxConcurrentTransfers = 4
     /// How long finished (completed, failed, cancelled) jobs stay visible before they are dropped.
     public var finishedJobRetention: Duration = .seconds(7 * 24 * 3600)
+    /// How long a session's unacknowledged terminal events (and their jobs) are kept at most.
+    public var eventRetention: Duration = .seconds(30 * 24 * 3600)
 
     /// Retry defaults for jobs that do not set their own limits.
     public var retry = RetryPolicy()
@@ -12,8 +14,10 @@ public struct CoreConfiguration: Sendable, Equatable {
 
     public init(
         maxConcurrentTransfers: Int = 4, finishedJobRetention: Duration = .seconds(7 * 24 * 3600),
-        retry: RetryPolicy = RetryPolicy(), diskReserveBytes: Int64 = 64 << 20
+        retry: RetryPolicy = RetryPolicy(), diskReserveBytes: Int64 = 64 << 20,
+        eventRetention: Duration = .seconds(30 * 24 * 3600)
     ) {
+        self.eventRetention = eventRetention
         self.maxConcurrentTransfers = maxConcurrentTransfers
         self.finishedJobRetention = finishedJobRetention
         self.retry = retry

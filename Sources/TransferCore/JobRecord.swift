@@ -43,6 +43,14 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var failuresInARow: Int?
     /// The most bytes any attempt had durable: an attempt that gets further resets `failuresInARow`.
     public var furthestBytes: Int64?
+    /// The client session the job belongs to.
+    public var session: String?
+    /// The sequence number of the job's terminal event, once it ended.
+    public var eventSeq: UInt64?
+    /// Whether the session acknowledged the terminal event (it is not replayed again).
+    public var acknowledged: Bool?
+    /// Whether a configured hook still has to run for the terminal event.
+    public var hookPending: Bool?
 
     /// The journal key of this job.
     public var journalKey: String { Self.journalKey(id) }
@@ -61,7 +69,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
             attempts: attempts, error: error, nextAttemptAt: state == .waiting ? nextAttemptAt : nil,
             expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalURL,
-            overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner)
+            overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
     }
 
     /// Whether `params` asks for the same transfer as this job (for idempotent resubmission).
@@ -69,7 +77,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
         url == params.url && destination == params.destination
             && headers == (params.headers ?? [:]) && overwrite == (params.overwrite ?? false)
             && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
-            && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits())
+            && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
     }
 }
 

@@ -8,14 +8,14 @@ import Glibc
 /// The core: owns the jobs, writes every change to the journal first, schedules transfers in
 /// submission order, and turns the engine's reports into job states. It never touches the socket.
 public actor TransferManager {
-    private let journal: Journal
-    private let engine: TransferEngine
-    private let logger: Logger
-    private var configuration: CoreConfiguration
-    private var jobs: [String: JobRecord] = [:]
+    let journal: Journal
+    let engine: TransferEngine
+    let logger: Logger
+    var configuration: CoreConfiguration
+    var jobs: [String: JobRecord] = [:]
     /// Queued job ids in the order they start.
     private var queue: [String] = []
-    private var running: Set<String> = []
+    var running: Set<String> = []
     /// Per running job, the partial file's generation its last `responded` report described.
     private var generations: [String: Int] = [:]
     /// Per waiting job, the task that queues it again when its next attempt is due.
@@ -27,16 +27,51 @@ public actor TransferManager {
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private let encoder = WireCoding.encoder()
 
+    /// Where job events go out to subscribers.
+    public nonisolated let hub = EventHub()
+    /// The last event sequence number assigned, and how far the journal has reserved numbers:
+    /// after a crash, numbering continues above the reservation, so it never goes back.
+    var lastSeq: UInt64 = 0
+    var reservedSeq: UInt64 = 0
+    /// The sequence number of each job's latest event, for the replay of a job's current state.
+    var latestSeq: [String: UInt64] = [:]
+    /// Events on their way to the hub, in sequence order (see `drainOutbox`).
+    var outbox: [JobEvent] = []
+    var outboxDraining = false
+    /// Per running job, the bytes its last progress event showed.
+    var progressShown: [String: Int64] = [:]
+    var nextSubscriptionID = 1
+    /// Which finished jobs a configured hook runs for (decided when the job ends).
+    var hookSelector: (@Sendable (Job) -> Bool)?
+
+    /// The journal key holding the reserved sequence numbers.
+    static let sequenceKey = "meta/event-seq"
+    /// Sequence numbers reserved at a time.
+    static let sequenceBlock: UInt64 = 1 << 20
+
     /// Replays the jobs in `journal`. Jobs that were running when the daemon stopped are queued
     /// again, ahead of the others, and resume from their last checkpoint.
-    public init(journal: Journal, engine: TransferEngine, configuration: CoreConfiguration, logger: Logger) throws {
+    public init(
+        journal: Journal, engine: TransferEngine, configuration: CoreConfiguration, logger: Logger,
+        hookSelector: (@Sendable (Job) -> Bool)? = nil
+    ) throws {
         self.journal = journal
         self.engine = engine
         self.configuration = configuration
         self.logger = logger
+        self.hookSelector = hookSelector
         let decoder = WireCoding.decoder()
+        let values = journal.values
+        if let value = values[Self.sequenceKey] {
+            guard let reserved = try? decoder.decode(UInt64.self, from: Data(value)) else {
+                throw JournalError(
+                    code: .corrupt,
+                    message: "the journal \(journal.path) holds an unreadable \(Self.sequenceKey) record; move the journal aside")
+            }
+            lastSeq = reserved
+        }
         var recovered: [JobRecord] = []
-        for (key, value) in journal.values where key.hasPrefix("job/") {
+        for (key, value) in values where key.hasPrefix("job/") {
             do {
                 recovered.append(try decoder.decode(JobRecord.self, from: Data(value)))
             } catch {
@@ -47,6 +82,9 @@ public actor TransferManager {
             }
         }
         recovered.sort { $0.order < $1.order }
+        lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).max() ?? 0)
+        reservedSeq = lastSeq + Self.sequenceBlock
+        journal.write([.put(key: Self.sequenceKey, value: Array("\(reservedSeq)".utf8))])
         var requeued: [JobRecord] = []
         for var job in recovered {
             if job.state == .running, let size = Self.landedSize(job) {
@@ -55,6 +93,9 @@ public actor TransferManager {
                 job.finishedAt = Date()
                 job.checkpointBytes = size
                 job.totalBytes = size
+                lastSeq += 1
+                job.eventSeq = lastSeq
+                job.hookPending = hookSelector?(job.wireJob()) == true ? true : nil
                 // Not written here, the check holds again on the next start if this one is lost.
                 if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
                 logger.info("job had landed before the restart", metadata: ["job": "\(job.id)"])
@@ -63,6 +104,7 @@ public actor TransferManager {
                 requeued.append(job)
             }
             jobs[job.id] = job
+            if let seq = job.eventSeq { latestSeq[job.id] = seq }
             nextOrder = max(nextOrder, job.order + 1)
         }
         queue = requeued.map(\.id) + recovered.filter { $0.state == .queued }.map(\.id)
@@ -111,6 +153,7 @@ public actor TransferManager {
         let overwrite = params.overwrite ?? false
         try SubmitValidator.validateDestination(params.destination, overwrite: overwrite)
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
+        if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
         if let size = params.size {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
@@ -123,7 +166,7 @@ public actor TransferManager {
             id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
             headers: params.headers ?? [:], overwrite: overwrite, owner: owner, idChosenByClient: params.id != nil,
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
-            retry: params.retry?.isEmpty == false ? params.retry : nil)
+            retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
         nextOrder += 1
         jobs[id] = job
         do {
@@ -134,7 +177,8 @@ public actor TransferManager {
         }
         logger.info("job accepted", metadata: ["job": "\(id)", "url": "\(Redaction.url(url))"])
         // A cancel may have arrived while the record was syncing.
-        if jobs[id]?.state == .queued {
+        if let accepted = jobs[id], accepted.state == .queued {
+            emit(.queued, accepted)
             queue.append(id)
             schedule()
         }
@@ -179,6 +223,7 @@ public actor TransferManager {
         }
         job.state = .cancelled
         job.finishedAt = Date()
+        let event = ended(&job)
         jobs[id] = job
         do {
             try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
@@ -186,11 +231,12 @@ public actor TransferManager {
             throw RPCError(.internalError, "the cancellation could not be written to the journal (\(error))")
         }
         logger.info("job cancelled", metadata: ["job": "\(id)"])
+        enqueue(event)
         return view(job)
     }
 
     /// Returns once everything acknowledged so far is durable.
-    private func sync() async throws(RPCError) {
+    func sync() async throws(RPCError) {
         do {
             try await journal.sync()
         } catch {
@@ -236,7 +282,9 @@ public actor TransferManager {
             job.totalBytes = bytes
             job.sha256 = sha256
             job.error = nil
+            let event = ended(&job)
             save(job)
+            enqueue(event)
             logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
         case .failed(_, let error):
             defer { transferEnded(job.id) }
@@ -294,6 +342,7 @@ public actor TransferManager {
         job.error = error
         job.nextAttemptAt = next
         save(job)
+        emit(.waiting, job)
         logger.info(
             "job waits to retry",
             metadata: ["job": "\(job.id)", "attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
@@ -307,7 +356,9 @@ public actor TransferManager {
         job.finishedAt = Date()
         job.error = error
         job.nextAttemptAt = nil
+        let event = ended(&job)
         save(job)
+        enqueue(event)
         logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
     }
 
@@ -329,6 +380,7 @@ public actor TransferManager {
         job.state = .queued
         job.nextAttemptAt = nil
         save(job)
+        emit(.queued, job)
         // Back in its place by submission order, ahead of jobs submitted after it.
         let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
         queue.insert(id, at: position)
@@ -340,6 +392,7 @@ public actor TransferManager {
     private func transferEnded(_ id: String) {
         running.remove(id)
         generations[id] = nil
+        progressShown[id] = nil
         schedule()
     }
 
@@ -353,6 +406,7 @@ public actor TransferManager {
             job.startedAt = job.startedAt ?? Date()
             job.attempts += 1
             save(job)
+            emit(.started, job)
             running.insert(id)
             generations[id] = 0
             let limits = configuration.retry.limits(for: job.retry)
@@ -367,7 +421,9 @@ public actor TransferManager {
     }
 
     /// Starts queued jobs and the retry timers of waiting ones; call once after the daemon is ready.
-    public func start() {
+    public func start() async {
+        // The sequence numbers reserved at start-up are durable before any event uses them.
+        try? await journal.sync()
         for job in jobs.values where job.state == .waiting {
             armRetry(job.id, at: job.nextAttemptAt ?? Date())
         }
@@ -400,12 +456,19 @@ public actor TransferManager {
     /// Drops finished jobs older than the retention period.
     public func dropExpired(now: Date = Date()) {
         let retention = Double(configuration.finishedJobRetention.components.seconds)
+        let eventRetention = Double(configuration.eventRetention.components.seconds)
         let expired = jobs.values.filter { job in
             guard job.state.isTerminal, let finished = job.finishedAt else { return false }
-            return now.timeIntervalSince(finished) >= retention
+            let age = now.timeIntervalSince(finished)
+            // A session's unacknowledged end (or a hook still due) keeps the job until the event retention ends.
+            let awaited = (job.session != nil && job.acknowledged != true) || job.hookPending == true
+            return age >= retention && (!awaited || age >= eventRetention)
         }
         guard !expired.isEmpty else { return }
-        for job in expired { jobs[job.id] = nil }
+        for job in expired {
+            jobs[job.id] = nil
+            latestSeq[job.id] = nil
+        }
         journal.write(expired.map { .delete(key: $0.journalKey) })
         logger.debug("dropped expired jobs", metadata: ["count": "\(expired.count)"])
     }
@@ -429,19 +492,19 @@ public actor TransferManager {
 
     // MARK: - Helpers
 
-    private func visibleJob(_ id: String, caller: UInt32) throws(RPCError) -> JobRecord {
+    func visibleJob(_ id: String, caller: UInt32) throws(RPCError) -> JobRecord {
         guard let job = jobs[id], caller == 0 || job.owner == caller else {
             throw RPCError(.noSuchJob, "no such job: \(id.prefix(Limits.maxJobIDLength)) (see transferctl status for your jobs)")
         }
         return job
     }
 
-    private func view(_ job: JobRecord) -> Job {
+    func view(_ job: JobRecord) -> Job {
         guard job.state == .running, let progress = engine.progress(jobID: job.id) else { return job.wireJob() }
         return job.wireJob(liveBytes: progress.bytes, bytesPerSecond: progress.bytesPerSecond)
     }
 
-    private func save(_ job: JobRecord) {
+    func save(_ job: JobRecord) {
         jobs[job.id] = job
         guard let value = try? encode(job) else {
             logger.error("cannot encode a job record", metadata: ["job": "\(job.id)"])
@@ -450,7 +513,7 @@ public actor TransferManager {
         journal.write([.put(key: job.journalKey, value: value)])
     }
 
-    private func encode(_ job: JobRecord) throws -> [UInt8] {
+    func encode(_ job: JobRecord) throws -> [UInt8] {
         Array(try encoder.encode(job))
     }
 

@@ -28,6 +28,8 @@ public final class ControlClient {
     public let socketPath: String
     private let fd: Int32
     private var buffer: [UInt8] = []
+    /// Notifications that arrived while a call waited for its answer, for `readNotification`.
+    private var notifications: [[UInt8]] = []
     private var nextID: Int64 = 1
     private let encoder = WireCoding.encoder()
     private let decoder = WireCoding.decoder()
@@ -87,12 +89,38 @@ public final class ControlClient {
             guard let response = try? decoder.decode(RPCResponse<M.Result>.self, from: Data(reply)) else {
                 throw .protocolViolation(String(decoding: reply.prefix(200), as: UTF8.self))
             }
-            guard let responseID = response.id else { continue }
+            guard let responseID = response.id else {
+                notifications.append(reply)
+                continue
+            }
             if let error = response.error { throw .rpc(error) }
             guard responseID == id, let result = response.result else {
                 throw .protocolViolation("a response for id \(responseID), expected \(id)")
             }
             return result
+        }
+    }
+
+    /// Reads the next notification (an event stream's line without an id): its method and the
+    /// whole line, for decoding its params with `RPCNotification<Params>`.
+    public func readNotification() throws(ControlClientError) -> (method: String, line: [UInt8]) {
+        while true {
+            let line = notifications.isEmpty ? try readLine() : notifications.removeFirst()
+            guard let header = try? decoder.decode(RPCRequestHeader.self, from: Data(line)) else {
+                throw .protocolViolation(String(decoding: line.prefix(200), as: UTF8.self))
+            }
+            // A stray answer to an earlier call is not a notification.
+            guard header.id == nil, let method = header.method else { continue }
+            return (method, line)
+        }
+    }
+
+    /// Decodes a notification's params.
+    public func params<Params: Codable & Sendable>(_ type: Params.Type, of line: [UInt8]) throws(ControlClientError) -> Params {
+        do {
+            return try decoder.decode(RPCNotification<Params>.self, from: Data(line)).params
+        } catch {
+            throw .protocolViolation("a notification transferd sent cannot be read (\(error)): \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
     }
 

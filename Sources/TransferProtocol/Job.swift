@@ -70,6 +70,8 @@ public struct Job: Codable, Hashable, Sendable {
     public var headerNames: [String]
     /// The uid of the user who submitted the job.
     public var owner: UInt32
+    /// The client session the job was submitted under, if any.
+    public var session: String?
 
     public init(
         id: String, state: JobState, url: String, destination: String,
@@ -77,7 +79,7 @@ public struct Job: Codable, Hashable, Sendable {
         createdAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil,
         attempts: Int = 0, error: JobError? = nil, nextAttemptAt: Date? = nil,
         expectedSha256: String? = nil, expectedSize: Int64? = nil, sha256: String? = nil, finalUrl: String? = nil,
-        overwrite: Bool = false, headerNames: [String] = [], owner: UInt32
+        overwrite: Bool = false, headerNames: [String] = [], owner: UInt32, session: String? = nil
     ) {
         self.id = id
         self.state = state
@@ -99,5 +101,6 @@ public struct Job: Codable, Hashable, Sendable {
         self.overwrite = overwrite
         self.headerNames = headerNames
         self.owner = owner
+        self.session = session
     }
 }

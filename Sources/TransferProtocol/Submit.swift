@@ -19,11 +19,14 @@ public enum Submit: RPCMethod {
         public var size: Int64?
         /// Retry limits for this job; each one left out takes the daemon's configured default.
         public var retry: RetryLimits?
+        /// A session name (1–128 of `A-Z a-z 0-9 . _ -`): the job's terminal event is kept for the
+        /// session until it acknowledges it.
+        public var session: String?
 
         public init(
             url: String, destination: String, headers: [String: String]? = nil,
             overwrite: Bool? = nil, id: String? = nil, sha256: String? = nil, size: Int64? = nil,
-            retry: RetryLimits? = nil
+            retry: RetryLimits? = nil, session: String? = nil
         ) {
             self.url = url
             self.destination = destination
@@ -33,6 +36,7 @@ public enum Submit: RPCMethod {
             self.sha256 = sha256
             self.size = size
             self.retry = retry
+            self.session = session
         }
     }
 

@@ -40,13 +40,14 @@ struct ClientOptions: ParsableArguments {
             .map { SocketCandidate(path: $0, origin: .default) }
     }
 
-    /// Connects to the first candidate that accepts, or says which ones failed and why.
-    func connect() throws(TransferCtlError) -> ControlClient {
+    /// Connects to the first candidate that accepts, or says which ones failed and why. Calls on
+    /// the connection fail after `timeout` without an answer; nil (for event streams) waits for ever.
+    func connect(timeout: Duration? = .seconds(60)) throws(TransferCtlError) -> ControlClient {
         var attempts: [TransferCtlError.Attempt] = []
         for candidate in candidates() {
             do {
                 // A daemon answers in milliseconds; a minute of silence means it is stuck.
-                return try ControlClient(socketPath: candidate.path, timeout: .seconds(60))
+                return try ControlClient(socketPath: candidate.path, timeout: timeout)
             } catch {
                 let reason: String
                 switch error {

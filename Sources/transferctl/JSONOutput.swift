@@ -5,7 +5,11 @@ import TransferProtocol
 enum JSONOutput {
     /// Prints `value` encoded by `WireCoding.encoder()`, followed by a newline.
     static func print(_ value: some Encodable) throws {
-        let data = try WireCoding.encoder().encode(value)
-        Swift.print(String(decoding: data, as: UTF8.self))
+        Swift.print(String(decoding: try encode(value), as: UTF8.self))
+    }
+
+    /// `value` as one line of JSON, without the newline.
+    static func encode(_ value: some Encodable) throws -> Data {
+        try WireCoding.encoder().encode(value)
     }
 }

@@ -1,39 +1,46 @@
 import TransferProtocol
 
-/// Polls a job about every half second until it is completed, failed or cancelled,
-/// reporting its progress on stderr.
+/// Follows jobs through a subscription until each is completed, failed or cancelled, reporting
+/// their progress on stderr. The subscription first replays each job's latest event, so a job
+/// that ended before the wait began is reported at once.
 struct JobWaiter {
+    /// A connection without a read timeout: a job may stay queued for hours.
     let client: ControlClient
-    var interval: Duration = .milliseconds(200)
     /// Whether to draw progress in place; by default when stderr is a terminal.
     var interactive = Terminal.isTerminal(2)
 
-    /// Returns the job's final snapshot.
-    func wait(for submitted: Job) async throws -> Job {
+    /// Returns the final snapshot of each job, in the order of `ids`.
+    func wait(for ids: [String]) throws -> [Job] {
         var reporter = ProgressReporter(interactive: interactive)
-        let notice = InterruptNotice(jobID: TerminalText.printable(submitted.id), clearLine: interactive)
+        let notice = InterruptNotice(jobIDs: ids.map(TerminalText.printable), clearLines: interactive)
         defer { notice.cancel() }
-        var job = submitted
+        var finished: [String: Job] = [:]
         do {
-            reporter.update(job)
-            while !job.state.isTerminal {
-                try await Task.sleep(for: interval)
-                job = try fetch(job.id)
-                reporter.update(job)
+            let wanted = Set(ids)
+            _ = try client.call(Subscribe.self, .init(ids: Array(wanted)))
+            while finished.count < wanted.count {
+                let (method, line) = try client.readNotification()
+                switch method {
+                case NotificationMethod.event:
+                    let event = try client.params(JobEvent.self, of: line)
+                    guard wanted.contains(event.job.id), finished[event.job.id] == nil else { continue }
+                    if event.type.isTerminal {
+                        finished[event.job.id] = event.job
+                        reporter.finish(event.job)
+                    } else {
+                        reporter.update(event.job)
+                    }
+                case NotificationMethod.disconnect:
+                    let disconnect = try client.params(Disconnect.self, of: line)
+                    throw TransferCtlError.connectionBroken("transferd closed the connection: \(disconnect.message)")
+                default:
+                    continue
+                }
             }
         } catch {
             reporter.abandon()
             throw error
         }
-        reporter.finish(job)
-        return job
-    }
-
-    private func fetch(_ id: String) throws -> Job {
-        let jobs = try client.call(TransferProtocol.Status.self, .init(id: id)).jobs
-        guard let job = jobs.first(where: { $0.id == id }) else {
-            throw TransferCtlError.connectionBroken("transferd's status answer does not contain job \(id)")
-        }
-        return job
+        return ids.compactMap { finished[$0] }
     }
 }

@@ -1,51 +1,80 @@
 import Foundation
 import TransferProtocol
 
-/// Shows a waited-for job on stderr: on a terminal one line redrawn in place, otherwise one
-/// line per state change; at the end a summary, and the error when the job failed.
+/// Shows waited-for jobs on stderr: on a terminal one progress line per running job, redrawn in
+/// place; otherwise one line per state change. When a job ends, a line with its outcome (and the
+/// error when it failed).
 struct ProgressReporter {
-    /// Whether to redraw a single line in place (stderr is a terminal).
-    let interactive: Bool
-    private var lastState: JobState?
-    private var lastAttempts = 0
-    private var lineDrawn = false
+    /// Where the lines go: stderr (beside a command's real output), or stdout (when they are the output).
+    enum Output {
+        case standardError, standardOutput
 
-    init(interactive: Bool) {
-        self.interactive = interactive
-    }
+        var descriptor: Int32 { self == .standardError ? 2 : 1 }
 
-    /// Reports the job's latest snapshot.
-    mutating func update(_ job: Job) {
-        if interactive {
-            draw(Self.progressLine(job))
-        } else if !job.state.isTerminal, job.state != lastState || job.attempts != lastAttempts {
-            StandardError.writeLine(Self.stateLine(job))
+        func write(_ text: String) {
+            switch self {
+            case .standardError: StandardError.write(text)
+            case .standardOutput: StandardOutput.write(text)
+            }
         }
-        lastState = job.state
-        lastAttempts = job.attempts
     }
 
-    /// Replaces the progress line with the job's outcome.
+    /// Whether to redraw the lines in place (the output is a terminal).
+    let interactive: Bool
+    let output: Output
+    /// The jobs still shown, in the order they were first seen, and their latest snapshots.
+    private var shown: [String] = []
+    private var latest: [String: Job] = [:]
+    /// What was last reported of each job, so only changes make lines.
+    private var reported: [String: (state: JobState, attempts: Int)] = [:]
+    private var linesDrawn = 0
+
+    init(interactive: Bool, output: Output = .standardError) {
+        self.interactive = interactive
+        self.output = output
+    }
+
+    /// Reports a job's latest snapshot, while it has not ended.
+    mutating func update(_ job: Job) {
+        if !shown.contains(job.id) { shown.append(job.id) }
+        latest[job.id] = job
+        if interactive {
+            redraw()
+        } else if reported[job.id].map({ $0.state != job.state || $0.attempts != job.attempts }) ?? true {
+            output.write(Self.stateLine(job) + "\n")
+        }
+        reported[job.id] = (job.state, job.attempts)
+    }
+
+    /// Replaces a job's progress line with its outcome.
     mutating func finish(_ job: Job) {
+        shown.removeAll { $0 == job.id }
+        latest[job.id] = nil
         clear()
+        output.write(Self.outcomeLine(job) + "\n")
+        if interactive { redraw() }
+    }
+
+    /// Removes the progress lines before an error is printed.
+    mutating func abandon() {
+        clear()
+    }
+
+    /// `job ID completed: 1.0 MiB in 3s`, `transferctl: job ID failed: …`, `transferctl: job ID was cancelled`.
+    static func outcomeLine(_ job: Job) -> String {
         let id = TerminalText.printable(job.id)
         switch job.state {
         case .completed:
             let took = job.elapsedText().map { " in \($0)" } ?? ""
-            StandardError.writeLine("job \(id) completed: \(ByteCountFormatting.string(job.bytesReceived))\(took)")
+            return "job \(id) completed: \(ByteCountFormatting.string(job.bytesReceived))\(took)"
         case .failed:
             let reason = job.error.map { TerminalText.printable($0.message) } ?? "no reason given"
-            StandardError.writeLine("transferctl: job \(id) failed: \(reason)")
+            return "transferctl: job \(id) failed: \(reason)"
         case .cancelled:
-            StandardError.writeLine("transferctl: job \(id) was cancelled")
+            return "transferctl: job \(id) was cancelled"
         case .queued, .running, .waiting:
-            StandardError.writeLine("job \(id): \(job.state.rawValue)")
+            return stateLine(job)
         }
-    }
-
-    /// Removes the progress line before an error is printed.
-    mutating func abandon() {
-        clear()
     }
 
     /// `job ID: running  512.0 MiB/1.5 GiB  33.3%  12.3 MiB/s  ETA 1m20s`
@@ -76,17 +105,24 @@ struct ProgressReporter {
         return "job \(TerminalText.printable(job.id)): \(job.state.rawValue)\(detail)"
     }
 
-    private mutating func draw(_ line: String) {
-        // Stay short of the last column so the terminal never wraps the line.
-        let width = max(Terminal.columns(2) - 1, 10)
-        let shown = line.count > width ? String(line.prefix(width - 1)) + "…" : line
-        StandardError.write("\r" + shown + "\u{1B}[K")
-        lineDrawn = true
+    /// Draws one line per shown job below the text before it, replacing the previous drawing.
+    private mutating func redraw() {
+        // Stay short of the last column so the terminal never wraps a line.
+        let width = max(Terminal.columns(output.descriptor) - 1, 10)
+        var text = linesDrawn > 0 ? "\u{1B}[\(linesDrawn)A\r" : "\r"
+        for id in shown {
+            guard let job = latest[id] else { continue }
+            let line = Self.progressLine(job)
+            text += (line.count > width ? String(line.prefix(width - 1)) + "…" : line) + "\u{1B}[K\n"
+        }
+        text += "\u{1B}[J"
+        output.write(text)
+        linesDrawn = shown.count
     }
 
     private mutating func clear() {
-        guard lineDrawn else { return }
-        StandardError.write("\r\u{1B}[K")
-        lineDrawn = false
+        guard linesDrawn > 0 else { return }
+        output.write("\u{1B}[\(linesDrawn)A\r\u{1B}[J")
+        linesDrawn = 0
     }
 }

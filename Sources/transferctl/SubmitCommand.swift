@@ -57,6 +57,11 @@ struct SubmitCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds the rate must stay below --low-speed-limit before the attempt is retried (default: low_speed_seconds).", valueName: "seconds"))
     var lowSpeedTime: Double?
 
+    @Option(help: ArgumentHelp(
+        "Submit under this session: its end is kept until the session acknowledges it (transferctl events --session NAME --ack).",
+        valueName: "name"))
+    var session: String?
+
     @Flag(help: "Wait until the job ends, showing its progress on stderr.")
     var wait = false
 
@@ -79,6 +84,7 @@ struct SubmitCommand: AsyncParsableCommand {
             throw ValidationError("--sha256 must be 64 hexadecimal digits, as printed by sha256sum")
         }
         if let size, size < 0 { throw ValidationError("--size must not be negative") }
+        if let session { try SessionName.validate(session) }
         if let maxAttempts, maxAttempts < 1 { throw ValidationError("--max-attempts must be at least 1") }
         for (name, value) in [("--max-time", maxTime), ("--idle-timeout", idleTimeout), ("--low-speed-time", lowSpeedTime)] {
             if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds") }
@@ -102,12 +108,13 @@ struct SubmitCommand: AsyncParsableCommand {
             id: id,
             sha256: sha256,
             size: size,
-            retry: retryLimits.isEmpty ? nil : retryLimits
+            retry: retryLimits.isEmpty ? nil : retryLimits,
+            session: session
         )
-        let client = try clientOptions.connect()
+        let client = try clientOptions.connect(timeout: wait ? nil : .seconds(60))
         var job = try client.call(TransferProtocol.Submit.self, params).job
         if wait {
-            job = try await JobWaiter(client: client).wait(for: job)
+            job = try JobWaiter(client: client).wait(for: [job.id]).first ?? job
         }
         if json {
             try JSONOutput.print(job)

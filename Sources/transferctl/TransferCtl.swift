@@ -16,17 +16,20 @@ struct TransferCtl: AsyncParsableCommand {
             ($XDG_RUNTIME_DIR/transferd/transferd.sock), then the system daemon's \
             (\(DefaultPaths.systemSocket)).
 
-            Exit codes: 0 success; 1 the job failed or was cancelled (submit --wait); \
+            Exit codes: 0 success; 1 a job failed or was cancelled (submit --wait, wait); \
             2 usage error; 3 transferd cannot be reached or the connection broke; \
             4 transferd refused the request.
             """,
-        subcommands: [SubmitCommand.self, StatusCommand.self, CancelCommand.self, VersionCommand.self]
+        subcommands: [
+            SubmitCommand.self, StatusCommand.self, CancelCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
+            VersionCommand.self,
+        ]
     )
 
     /// Without a subcommand there is nothing to do: show the help as a usage error.
     func run() async throws {
         StandardError.writeLine(Self.helpMessage())
-        throw TransferCtlError.usage("transferctl: missing a command (submit, status, cancel or version)")
+        throw TransferCtlError.usage("transferctl: missing a command (submit, status, cancel, wait, watch, events or version)")
     }
 
     static func main() async {

@@ -129,10 +129,21 @@ final class ControlServer: Service {
                     }
                     return
                 }
-                for try await frame in inbound {
-                    if let response = await router.respond(to: frame, from: connection.peer) {
-                        try await outbound.write(response)
+                let subscriptions = ConnectionSubscriptions(channel: connection.channel.channel)
+                defer { subscriptions.endAll() }
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await frame in inbound {
+                        guard !subscriptions.isClosing else { break }
+                        if let response = await router.respond(to: frame, from: connection.peer, subscriptions: subscriptions) {
+                            try await outbound.write(response)
+                        }
+                        // Streams start after their subscribe answer, so the answer comes first.
+                        for subscription in subscriptions.takeUnstarted() {
+                            group.addTask { await subscriptions.pump(subscription, into: outbound) }
+                        }
                     }
+                    // The client finished sending (it may have shut down only its write side):
+                    // its subscriptions go on until they end or the connection breaks.
                 }
             }
         } catch {

@@ -20,6 +20,11 @@ extension DaemonConfiguration {
         applied.lowSpeedBytesPerSecond = new.lowSpeedBytesPerSecond
         applied.lowSpeedSeconds = new.lowSpeedSeconds
         applied.diskReserveBytes = new.diskReserveBytes
+        // Read per subscription, per sweep and per finished job.
+        applied.eventRetentionSeconds = new.eventRetentionSeconds
+        applied.subscriberQueueEvents = new.subscriberQueueEvents
+        applied.maxSubscriptionsPerConnection = new.maxSubscriptionsPerConnection
+        applied.hooks = new.hooks
         return applied
     }
 

@@ -26,6 +26,10 @@ struct DaemonConfiguration: Sendable, Equatable {
     var lowSpeedSeconds = 60
     var maxRedirects = 10
     var diskReserveBytes = 64 << 20
+    var eventRetentionSeconds = 30 * 24 * 3600
+    var subscriberQueueEvents = 1024
+    var maxSubscriptionsPerConnection = 16
+    var hooks: [HookConfiguration] = []
 
     /// Every key the file may hold.
     static let keys = [
@@ -34,6 +38,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         "shutdown_timeout_seconds", "max_connections", "retention_sweep_seconds",
         "retry_max_attempts", "retry_max_time_seconds", "retry_initial_delay_seconds", "retry_max_delay_seconds",
         "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes",
+        "event_retention_seconds", "subscriber_queue_events", "max_subscriptions_per_connection", "hooks",
     ]
 
     var core: CoreConfiguration {
@@ -48,7 +53,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         return CoreConfiguration(
             maxConcurrentTransfers: maxConcurrentTransfers,
             finishedJobRetention: .seconds(finishedJobRetentionSeconds),
-            retry: retry, diskReserveBytes: Int64(diskReserveBytes))
+            retry: retry, diskReserveBytes: Int64(diskReserveBytes), eventRetention: .seconds(eventRetentionSeconds))
     }
 
     var engine: EngineConfiguration {
@@ -82,6 +87,7 @@ extension DaemonConfiguration {
             path = DefaultPaths.systemConfigFile
         }
         var fileKeys: Set<String> = []
+        var hooks: [HookConfiguration] = []
         var providers: [any ConfigProvider] = [
             InMemoryProvider(
                 name: "flags",
@@ -99,6 +105,8 @@ extension DaemonConfiguration {
             if let unknown = fileKeys.subtracting(keys).sorted().first {
                 throw ConfigurationError(description: "unknown key '\(unknown)' in \(path): the known keys are \(keys.joined(separator: ", "))")
             }
+            // Hooks name commands to run, so they come from the file only, never the environment or a client.
+            hooks = try HookConfiguration.parse(object["hooks"], file: path)
             providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(path)))
         }
         let reader = ConfigReader(providers: providers)
@@ -149,6 +157,10 @@ extension DaemonConfiguration {
         // FoundationNetworking gives up after 20 redirects whatever is configured.
         config.maxRedirects = try int("max_redirects", config.maxRedirects, 0...20)
         config.diskReserveBytes = try int("disk_reserve_bytes", config.diskReserveBytes, 0...(1 << 50))
+        config.eventRetentionSeconds = try int("event_retention_seconds", config.eventRetentionSeconds, 0...(10 * 365 * 86400))
+        config.subscriberQueueEvents = try int("subscriber_queue_events", config.subscriberQueueEvents, 1...1_000_000)
+        config.maxSubscriptionsPerConnection = try int("max_subscriptions_per_connection", config.maxSubscriptionsPerConnection, 1...4096)
+        config.hooks = hooks
         config.socketMode = try string(
             "socket_mode", config.socketMode,
             valid: { mode_t($0, radix: 8).map { $0 & ~0o770 == 0 && $0 & 0o600 == 0o600 } ?? false },

@@ -18,6 +18,8 @@ struct ManagerService: Service {
                 try? await gracefulShutdown()
             } onGracefulShutdown: {
                 SystemdNotifier.stopping(within: .seconds(configuration.current.shutdownTimeoutSeconds))
+                // Subscribers hear why their connections close.
+                manager.hub.closeAll(.shuttingDown)
                 logger.info("stopping: checkpointing running transfers")
             }
             let timeout = configuration.current.shutdownTimeoutSeconds
@@ -44,6 +46,7 @@ struct ManagerService: Service {
             // Once the stop begins, STATUS says so: no more counts.
             guard (try? await Task.sleep(for: .seconds(1))) != nil, !Task.isShuttingDownGracefully else { return }
             SystemdNotifier.status("\(await Self.status(of: manager)), \(ByteRate.format(await manager.aggregateRate))")
+            await manager.publishProgress()
             sinceSweep += 1
             if sinceSweep >= configuration.current.retentionSweepSeconds {
                 sinceSweep = 0

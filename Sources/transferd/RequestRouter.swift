@@ -14,10 +14,11 @@ struct Peer: Sendable {
 /// Handlers live one per method, in `<Method>Handler.swift`.
 struct RequestRouter: Sendable {
     let manager: TransferManager
+    let configuration: LiveConfiguration
     let logger: Logger
 
     /// The response line (newline included) for one request line, or nil for a notification.
-    func respond(to frame: LineFrame, from peer: Peer) async -> ByteBuffer? {
+    func respond(to frame: LineFrame, from peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer? {
         switch frame {
         case .tooLong:
             return encodeFailure(
@@ -40,19 +41,31 @@ struct RequestRouter: Sendable {
             guard let method = header.method else {
                 return encodeFailure(id: id, RPCError(.invalidRequest, "the request has no method: give one of \(Self.methods.joined(separator: ", "))"))
             }
-            let response = await dispatch(method: method, id: id, data: data, hasParams: header.hasParams, peer: peer)
+            let response = await dispatch(
+                method: method, id: id, data: data, hasParams: header.hasParams, peer: peer, subscriptions: subscriptions)
             // A notification (no id) gets no answer, as JSON-RPC requires.
             return header.id == nil ? nil : response
         }
     }
 
-    static let methods = [Submit.name, Status.name, Cancel.name, Version.name]
+    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name]
 
-    private func dispatch(method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer) async -> ByteBuffer {
+    private func dispatch(
+        method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer, subscriptions: ConnectionSubscriptions
+    ) async -> ByteBuffer {
         switch method {
         case Submit.name: return await call(Submit.self, id, data, hasParams) { (params) async throws(RPCError) in try await submit(params, peer: peer) }
         case Status.name: return await call(Status.self, id, data, hasParams) { (params) async throws(RPCError) in try await status(params, peer: peer) }
         case Cancel.name: return await call(Cancel.self, id, data, hasParams) { (params) async throws(RPCError) in try await cancel(params, peer: peer) }
+        case Subscribe.name:
+            return await call(Subscribe.self, id, data, hasParams) { (params) async throws(RPCError) in
+                try await subscribe(params, peer: peer, subscriptions: subscriptions)
+            }
+        case Unsubscribe.name:
+            return await call(Unsubscribe.self, id, data, hasParams) { (params) async throws(RPCError) in
+                try unsubscribe(params, subscriptions: subscriptions)
+            }
+        case Ack.name: return await call(Ack.self, id, data, hasParams) { (params) async throws(RPCError) in try await ack(params, peer: peer) }
         case Version.name: return await call(Version.self, id, data, hasParams) { (params) async throws(RPCError) in try await version(params, peer: peer) }
         default:
             return encodeFailure(

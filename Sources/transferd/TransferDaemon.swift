@@ -66,6 +66,8 @@ struct TransferDaemon: AsyncParsableCommand {
         } catch {
             Self.die("transferd: \(error)")
         }
+        // A peer that goes away mid-write (a client, a hook's stdin) is an error to handle, not a signal that kills.
+        signal(SIGPIPE, SIG_IGN)
         let level = LiveLogLevel(configuration.logLevelValue)
         LogDestination.detect(environment: environment).bootstrap(level: level)
         let logger = Logger(label: "transferd")
@@ -90,8 +92,10 @@ struct TransferDaemon: AsyncParsableCommand {
                 engineConfiguration.writeDelayMicroseconds = delay
             }
             engine = TransferEngine(configuration: engineConfiguration, logger: logger)
-            manager = try TransferManager(journal: journal, engine: engine, configuration: configuration.core, logger: logger)
-            let router = RequestRouter(manager: manager, logger: logger)
+            manager = try TransferManager(
+                journal: journal, engine: engine, configuration: configuration.core, logger: logger,
+                hookSelector: HookRunner.selector(live))
+            let router = RequestRouter(manager: manager, configuration: live, logger: logger)
             if let passedSocket {
                 server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
             } else {
@@ -121,6 +125,7 @@ struct TransferDaemon: AsyncParsableCommand {
             configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: ManagerService(manager: manager, configuration: live, logger: logger)),
+                    .init(service: HookRunner(manager: manager, configuration: live, logger: logger)),
                     .init(service: server),
                     .init(
                         service: ReloadService(

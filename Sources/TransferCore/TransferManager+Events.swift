@@ -1,0 +1,179 @@
+public import Foundation
+public import TransferProtocol
+
+/// Job events: numbering, the ordered way out to subscribers, replay of what a session missed,
+/// acknowledgements, progress, and the bookkeeping of hooks.
+extension TransferManager {
+    // MARK: - Emitting
+
+    /// The next event sequence number. Numbers are reserved in the journal a block at a time, well
+    /// before they are used, so that numbering continues upwards after a crash.
+    func nextSeq() -> UInt64 {
+        lastSeq += 1
+        if lastSeq + Self.sequenceBlock / 2 > reservedSeq {
+            reservedSeq = lastSeq + Self.sequenceBlock
+            journal.write([.put(key: Self.sequenceKey, value: Array("\(reservedSeq)".utf8))])
+        }
+        return lastSeq
+    }
+
+    /// Emits a non-terminal event of `job` as it is now.
+    func emit(_ type: JobEventType, _ job: JobRecord) {
+        let seq = nextSeq()
+        latestSeq[job.id] = seq
+        enqueue(JobEvent(seq: seq, type: type, time: Date(), job: view(job)))
+    }
+
+    /// Numbers the terminal event of a job that has just ended and marks its hook as due; the
+    /// caller writes the record and then enqueues the returned event. The number is in the record,
+    /// so the event can be replayed after a restart until its session acknowledges it.
+    func ended(_ job: inout JobRecord) -> JobEvent {
+        let seq = nextSeq()
+        latestSeq[job.id] = seq
+        job.eventSeq = seq
+        let wire = job.wireJob()
+        job.hookPending = hookSelector?(wire) == true ? true : nil
+        return JobEvent(seq: seq, type: JobEventType(latestFor: job.state), time: job.finishedAt ?? Date(), job: wire)
+    }
+
+    /// Queues an event for the hub. Events leave in sequence order; a batch holding a terminal
+    /// event waits until the journal holds the job's final record, so nobody hears of an end
+    /// that a crash could undo.
+    func enqueue(_ event: JobEvent) {
+        outbox.append(event)
+        guard !outboxDraining else { return }
+        outboxDraining = true
+        Task { await self.drainOutbox() }
+    }
+
+    private func drainOutbox() async {
+        while !outbox.isEmpty {
+            let batch = outbox
+            outbox = []
+            if batch.contains(where: \.type.isTerminal) {
+                // A failed sync stops the daemon (the journal's fatal handler): nothing is published then.
+                do { try await journal.sync() } catch { return }
+            }
+            batch.forEach(hub.publish)
+        }
+        outboxDraining = false
+    }
+
+    /// Emits a progress event for each running job whose byte count moved since its last one.
+    /// Called about once a second; does nothing while nobody subscribes.
+    public func publishProgress() {
+        guard hub.hasSubscribers else { return }
+        for id in running {
+            guard let job = jobs[id], job.state == .running, let progress = engine.progress(jobID: id),
+                progress.bytes != progressShown[id]
+            else { continue }
+            progressShown[id] = progress.bytes
+            emit(.progress, job)
+        }
+    }
+
+    // MARK: - Subscribing
+
+    /// Starts a subscription for `caller`: with `session`, the session's unacknowledged terminal
+    /// events are replayed; with `ids`, the latest event of each job. Returns once every replayed
+    /// event is durable.
+    public func subscribe(_ params: Subscribe.Params, caller: UInt32, queueLimit: Int) async throws(RPCError) -> Subscription {
+        if let session = params.session { try SubmitValidator.validateSession(session) }
+        if let ids = params.ids {
+            for id in ids { _ = try visibleJob(id, caller: caller) }
+        }
+        let wanted = params.ids.map(Set.init)
+        let session = params.session
+        var replay: [JobEvent]
+        if let session {
+            replay = jobs.values
+                .filter { $0.owner == caller && $0.session == session && $0.state.isTerminal && $0.eventSeq != nil && $0.acknowledged != true }
+                .filter { wanted?.contains($0.id) ?? true }
+                .map { terminalEvent(of: $0) }
+        } else if let wanted {
+            replay = wanted.compactMap { jobs[$0] }.map { job in
+                job.state.isTerminal
+                    ? terminalEvent(of: job)
+                    : JobEvent(seq: latestSeq[job.id] ?? 0, type: JobEventType(latestFor: job.state), time: Date(), job: view(job))
+            }
+        } else {
+            replay = []
+        }
+        replay.sort { $0.seq < $1.seq }
+        let seesEveryone = caller == 0 && session == nil
+        let filter: @Sendable (JobEvent) -> Bool = { event in
+            (seesEveryone || event.job.owner == caller)
+                && (session == nil || event.job.session == session)
+                && (wanted?.contains(event.job.id) ?? true)
+        }
+        let subscription = Subscription(id: nextSubscriptionID, limit: queueLimit, startSeq: lastSeq, replay: replay, filter: filter)
+        nextSubscriptionID += 1
+        hub.add(subscription)
+        if replay.contains(where: \.type.isTerminal) { try await sync() }
+        return subscription
+    }
+
+    /// The terminal event a finished job had, as it is replayed.
+    private func terminalEvent(of job: JobRecord) -> JobEvent {
+        JobEvent(
+            seq: job.eventSeq ?? 0, type: JobEventType(latestFor: job.state), time: job.finishedAt ?? job.createdAt,
+            job: job.wireJob())
+    }
+
+    /// Marks the terminal events of `caller`'s `session` up to `seq` as delivered; returns how many
+    /// that were not already. Answers once the marks are durable.
+    public func ack(session: String, through seq: UInt64, caller: UInt32) async throws(RPCError) -> Int {
+        try SubmitValidator.validateSession(session)
+        var changes: [Journal.Change] = []
+        for var job in jobs.values
+        where job.owner == caller && job.session == session && job.acknowledged != true && (job.eventSeq ?? .max) <= seq {
+            job.acknowledged = true
+            jobs[job.id] = job
+            do {
+                changes.append(.put(key: job.journalKey, value: try encode(job)))
+            } catch {
+                throw RPCError(.internalError, "an acknowledgement could not be encoded (\(error))")
+            }
+        }
+        do {
+            try await journal.commit(changes)
+        } catch {
+            throw RPCError(.internalError, "the acknowledgement could not be written to the journal (\(error)); acknowledge again")
+        }
+        return changes.count
+    }
+
+    // MARK: - Hooks
+
+    /// Chooses, from now on, which finished jobs a hook runs for.
+    public func setHookSelector(_ selector: (@Sendable (Job) -> Bool)?) {
+        hookSelector = selector
+    }
+
+    /// The finished jobs whose hook has not yet succeeded, in the order they ended, and a
+    /// subscription to the terminal events of the jobs `selector` picks from now on.
+    public func subscribeToHooks(_ selector: @escaping @Sendable (Job) -> Bool) -> (pending: [Job], subscription: Subscription) {
+        let pending = jobs.values.filter { $0.hookPending == true }.sorted { ($0.eventSeq ?? 0) < ($1.eventSeq ?? 0) }.map { $0.wireJob() }
+        let subscription = Subscription(
+            id: nextSubscriptionID, limit: nil, startSeq: lastSeq, replay: [],
+            filter: { $0.type.isTerminal && selector($0.job) })
+        nextSubscriptionID += 1
+        hub.add(subscription)
+        return (pending, subscription)
+    }
+
+    /// Records that the hook of a finished job succeeded (or no longer applies), so it does not
+    /// run again after a restart.
+    public func hookFinished(jobID: String) async {
+        guard var job = jobs[jobID], job.hookPending == true else { return }
+        job.hookPending = nil
+        jobs[jobID] = job
+        guard let value = try? encode(job) else { return }
+        try? await journal.commit([.put(key: job.journalKey, value: value)])
+    }
+
+    /// Whether a finished job's hook is still due (the job may have been dropped meanwhile).
+    public func hookIsPending(jobID: String) -> Bool {
+        jobs[jobID]?.hookPending == true
+    }
+}

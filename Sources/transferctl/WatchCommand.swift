@@ -1,0 +1,58 @@
+import ArgumentParser
+import TransferProtocol
+
+/// `transferctl watch`: a live view of jobs as they change.
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Show your jobs live as they run and end.",
+        discussion: """
+            On a terminal, a progress line per unfinished job, redrawn as events arrive, and a \
+            line for each job that ends. Otherwise one line per state change. With --json, every \
+            event as one line of JSON (NDJSON), for `| jq`. Runs until interrupted.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Only jobs submitted under this session.", valueName: "name"))
+    var session: String?
+
+    @Flag(help: "Print every event as one line of JSON.")
+    var json = false
+
+    @OptionGroup var clientOptions: ClientOptions
+
+    func validate() throws {
+        if let session { try SessionName.validate(session) }
+    }
+
+    func run() async throws {
+        let client = try clientOptions.connect(timeout: nil)
+        _ = try client.call(Subscribe.self, .init(session: session))
+        var reporter = ProgressReporter(interactive: !json && Terminal.isTerminal(1), output: .standardOutput)
+        if !json {
+            // The jobs already under way, so the view does not start empty; events follow.
+            let active = try client.call(TransferProtocol.Status.self, .init(states: [.queued, .running, .waiting])).jobs
+            for job in active where session == nil || job.session == session {
+                reporter.update(job)
+            }
+        }
+        while true {
+            let (method, line) = try client.readNotification()
+            switch method {
+            case NotificationMethod.event:
+                if json {
+                    StandardOutput.write(String(decoding: try JSONOutput.encode(try client.params(JobEvent.self, of: line)), as: UTF8.self) + "\n")
+                    continue
+                }
+                let event = try client.params(JobEvent.self, of: line)
+                if event.type.isTerminal { reporter.finish(event.job) } else { reporter.update(event.job) }
+            case NotificationMethod.disconnect:
+                reporter.abandon()
+                let disconnect = try client.params(Disconnect.self, of: line)
+                throw TransferCtlError.connectionBroken("transferd closed the connection: \(disconnect.message)")
+            default:
+                continue
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import NIOCore
+import Synchronization
+import TransferCore
+import TransferProtocol
+
+/// The subscriptions of one connection. Each starts streaming only after its `subscribe` answer
+/// is written, so the answer always comes first; all end with the connection.
+final class ConnectionSubscriptions: Sendable {
+    private struct State {
+        var active: [Int: Subscription] = [:]
+        var unstarted: [Subscription] = []
+    }
+
+    private let state = Mutex(State())
+    private let closing = Atomic<Bool>(false)
+    private let channel: any Channel
+    /// How long a client that stopped reading gets to take its last notification before the
+    /// connection is closed anyway.
+    static let lastWordTimeout: TimeAmount = .seconds(10)
+
+    init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    /// Adds a subscription to start once its answer is out, unless the connection already has `limit`.
+    func add(_ subscription: Subscription, limit: Int) throws(RPCError) {
+        let added = state.withLock { state in
+            guard state.active.count < limit else { return false }
+            state.active[subscription.id] = subscription
+            state.unstarted.append(subscription)
+            return true
+        }
+        guard added else {
+            subscription.end(.cancelled)
+            throw RPCError(
+                .limitExceeded,
+                "this connection already has \(limit) subscriptions (max_subscriptions_per_connection): "
+                    + "unsubscribe from one, use one subscription with several ids, or open another connection")
+        }
+    }
+
+    /// Whether the connection would take another subscription.
+    func hasRoom(limit: Int) -> Bool { state.withLock { $0.active.count < limit } }
+
+    /// The subscriptions whose answers have just been written.
+    func takeUnstarted() -> [Subscription] {
+        state.withLock { state in
+            defer { state.unstarted = [] }
+            return state.unstarted
+        }
+    }
+
+    /// Ends one subscription; false when the connection has none with that id.
+    func cancel(id: Int) -> Bool {
+        guard let subscription = state.withLock({ $0.active.removeValue(forKey: id) }) else { return false }
+        subscription.end(.cancelled)
+        return true
+    }
+
+    /// Ends every subscription (the connection is closing).
+    func endAll() {
+        let all = state.withLock { state in
+            defer { state.active = [:]; state.unstarted = [] }
+            return Array(state.active.values)
+        }
+        all.forEach { $0.end(.cancelled) }
+    }
+
+    var isClosing: Bool { closing.load(ordering: .relaxed) }
+
+    /// Streams a started subscription into the connection until it ends.
+    func pump(_ subscription: Subscription, into outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async {
+        // When the client stops reading, the write below blocks; an overflow then closes the
+        // connection from the publishing side, with the last notification written past the block.
+        subscription.onOverflow { [self] end in close(saying: end.disconnect) }
+        while let item = await subscription.next() {
+            let line: ByteBuffer?
+            switch item {
+            case .event(var event):
+                event.subscription = subscription.id
+                line = Self.encodeLine(RPCNotification(method: NotificationMethod.event, params: event))
+            case .caughtUp(let caughtUp):
+                line = Self.encodeLine(RPCNotification(method: NotificationMethod.caughtUp, params: caughtUp))
+            }
+            guard let line else { continue }
+            do {
+                try await outbound.write(line)
+            } catch {
+                subscription.end(.cancelled)
+                break
+            }
+        }
+        _ = state.withLock { $0.active.removeValue(forKey: subscription.id) }
+        if let disconnect = subscription.ending?.disconnect { close(saying: disconnect) }
+    }
+
+    /// Writes a last notification (when given) straight into the channel and closes it once that
+    /// is written, or after `lastWordTimeout` when the client does not read. Runs once.
+    func close(saying disconnect: Disconnect?) {
+        guard closing.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        endAll()
+        let channel = self.channel
+        let line = disconnect.flatMap { Self.encodeLine(RPCNotification(method: NotificationMethod.disconnect, params: $0)) }
+        channel.eventLoop.execute {
+            guard let line else {
+                channel.close(promise: nil)
+                return
+            }
+            let deadline = channel.eventLoop.scheduleTask(in: Self.lastWordTimeout) { channel.close(promise: nil) }
+            channel.writeAndFlush(line).whenComplete { _ in
+                deadline.cancel()
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    static func encodeLine(_ value: some Encodable) -> ByteBuffer? {
+        guard var data = try? WireCoding.encoder().encode(value) else { return nil }
+        data.append(UInt8(ascii: "\n"))
+        return ByteBuffer(bytes: data)
+    }
+}
