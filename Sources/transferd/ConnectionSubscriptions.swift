@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import Synchronization
 import TransferCore
@@ -15,12 +16,17 @@ final class ConnectionSubscriptions: Sendable {
     private let state = Mutex(State())
     private let closing = Atomic<Bool>(false)
     private let channel: any Channel
+    private let logger: Logger
     /// How long a client that stopped reading gets to take its last notification before the
     /// connection is closed anyway.
     static let lastWordTimeout: TimeAmount = .seconds(10)
 
-    init(channel: any Channel) {
+    init(channel: any Channel, peer: Peer, logger: Logger) {
         self.channel = channel
+        var logger = logger
+        logger[metadataKey: "uid"] = "\(peer.uid)"
+        logger[metadataKey: "pid"] = "\(peer.pid)"
+        self.logger = logger
     }
 
     /// Adds a subscription to start once its answer is out, unless the connection already has `limit`.
@@ -99,6 +105,11 @@ final class ConnectionSubscriptions: Sendable {
     /// is written, or after `lastWordTimeout` when the client does not read. Runs once.
     func close(saying disconnect: Disconnect?) {
         guard closing.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        if let disconnect {
+            logger.log(
+                level: disconnect.reason == "shutting_down" ? .info : .warning, "closing a connection with subscriptions",
+                metadata: ["reason": "\(disconnect.reason)"])
+        }
         endAll()
         let channel = self.channel
         let line = disconnect.flatMap { Self.encodeLine(RPCNotification(method: NotificationMethod.disconnect, params: $0)) }

@@ -129,7 +129,7 @@ final class ControlServer: Service {
                     }
                     return
                 }
-                let subscriptions = ConnectionSubscriptions(channel: connection.channel.channel)
+                let subscriptions = ConnectionSubscriptions(channel: connection.channel.channel, peer: connection.peer, logger: logger)
                 defer { subscriptions.endAll() }
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await frame in inbound {

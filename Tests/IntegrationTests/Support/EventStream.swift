@@ -2,7 +2,8 @@ import Foundation
 import TransferProtocol
 
 /// A raw subscription on its own connection, read line by line as a script would.
-final class EventStream {
+// @unchecked: a stream is read from one thread at a time; its client is not shared.
+final class EventStream: @unchecked Sendable {
     enum Item: Equatable {
         case event(JobEvent)
         case caughtUp(CaughtUp)

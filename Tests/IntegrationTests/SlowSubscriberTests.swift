@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+import Testing
+import TransferProtocol
+import TransferTestSupport
+
+@Suite("Slow subscribers")
+struct SlowSubscriberTests {
+    @Test func aSubscriberThatStopsReadingIsDroppedWithANoticeWhileOthersAreServed() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon(configuration: ["max_concurrent_transfers": 1, "subscriber_queue_events": 100])
+        defer { daemon.cleanUp() }
+        server.serve("/blocker", content: TestContent(seed: 1, size: 1 << 20), behaviour: .trickle(bytesPerSecond: 2000))
+        try await daemon.start()
+
+        // Subscribes, then never reads another byte.
+        let stuck = try ControlClient(socketPath: daemon.socketPath, timeout: .seconds(30))
+        _ = try stuck.call(Subscribe.self, .init())
+        // Reads everything, on its own thread.
+        let healthy = try EventStream(socket: daemon.socketPath, .init())
+        let queuedSeen = Atomic<Int>(0)
+        let reader = Thread {
+            while let item = try? healthy.next() {
+                if case .event(let event) = item, event.type == .queued, event.job.destination.hasSuffix("-q") {
+                    if queuedSeen.add(1, ordering: .relaxed).newValue == 1000 { return }
+                }
+            }
+        }
+        reader.start()
+        let before = try #require(daemon.peakRSS())
+
+        _ = try daemon.submit(server.url("/blocker"), to: daemon.destination("blocker"))
+        let submitter = try daemon.client()
+        for index in 0..<1000 {
+            _ = try submitter.call(Submit.self, .init(url: server.url("/never"), destination: daemon.destination("\(index)-q")))
+            if index % 100 == 0 {
+                #expect(try daemon.client().call(Version.self, .init()).daemon == transferdVersion, "other clients are served")
+            }
+        }
+        try await waitUntil("the reading subscriber to get all 1000 events") { queuedSeen.load(ordering: .relaxed) == 1000 }
+        try await waitUntil("the daemon to drop the stuck subscriber") { daemon.log.contains("reason=slow_subscriber") }
+
+        // What the stuck client finds once it reads again: some events, then the reason, then the end.
+        var lines: [[UInt8]] = []
+        while let line = try? stuck.readLine() { lines.append(line) }
+        let last = try #require(lines.last)
+        let notice = try WireCoding.decoder().decode(RPCNotification<Disconnect>.self, from: Data(last))
+        #expect(notice.method == NotificationMethod.disconnect)
+        #expect(notice.params.reason == "slow_subscriber")
+        #expect(notice.params.message.contains("subscriber_queue_events"))
+        #expect(lines.count < 1000, "the stuck client was cut off, not sent everything: \(lines.count) lines")
+
+        let after = try #require(daemon.peakRSS())
+        print("slow subscriber: \(lines.count - 1) lines reached it before the notice; peak RSS grew \((after - before) >> 10) KiB over 1000 events")
+        #expect(after - before < 64 << 20, "peak RSS grew by \((after - before) >> 20) MiB")
+        #expect(try daemon.client().call(Version.self, .init()).daemon == transferdVersion)
+        try await server.shutdown()
+    }
+}
