@@ -27,6 +27,12 @@ struct ConfigurationTests {
         (#"{"socket_mode": "0777"}"#, "socket_mode"),
         (#"{"log_level": "loud"}"#, "log_level"),
         (#"[1, 2]"#, "transferd.json"),
+        (#"{"subscriber_queue_events": 0}"#, "subscriber_queue_events"),
+        (#"{"hooks": [{"session": "s", "command": ["/bin/true"]}]}"#, "must be an object of named hooks"),
+        (#"{"hooks": {"h": {"session": "s", "command": ["true"]}}}"#, "absolute path"),
+        (#"{"hooks": {"h": {"session": "s", "command": ["/nonexistent/hook"]}}}"#, "/nonexistent/hook is not an executable file"),
+        (#"{"hooks": {"h": {"session": "s", "command": ["/bin/true"], "on": ["running"]}}}"#, "use completed, failed or cancelled"),
+        (#"{"hooks": {"h": {"session": "s", "command": ["/bin/true"], "shell": "x"}}}"#, "unknown field 'shell'"),
     ])
     func anInvalidFileStopsStartUpNamingTheKey(configuration: String, named: String) throws {
         let (status, message) = try startFailing(with: configuration)
