@@ -82,7 +82,7 @@ public enum SubscriptionEnd: Sendable, Equatable {
 
 /// What a subscription yields, in order: replayed events, one `caughtUp`, then live events,
 /// until it ends.
-public enum SubscriptionItem: Sendable {
+public enum SubscriptionItem: Sendable, Equatable {
     case event(JobEvent)
     case caughtUp(CaughtUp)
 }
@@ -119,7 +119,8 @@ public final class Subscription: Sendable {
         self.filter = filter
         self.replayCount = replay.count
         self.replayed = Set(replay.map(\.seq))
-        state = Mutex(State(replay: replay.reversed()))
+        // Kept newest first, so the oldest is taken from the end.
+        state = Mutex(State(replay: replay.sorted { $0.seq > $1.seq }))
     }
 
     fileprivate var onEnd: (@Sendable (Subscription) -> Void)? {
