@@ -6,6 +6,8 @@ public struct CoreConfiguration: Sendable, Equatable {
     public var finishedJobRetention: Duration = .seconds(7 * 24 * 3600)
     /// How long a session's unacknowledged terminal events (and their jobs) are kept at most.
     public var eventRetention: Duration = .seconds(30 * 24 * 3600)
+    /// Unfinished (queued, running, waiting) jobs one user may have.
+    public var maxJobsPerUser = 10_000
 
     /// Retry defaults for jobs that do not set their own limits.
     public var retry = RetryPolicy()
@@ -15,8 +17,9 @@ public struct CoreConfiguration: Sendable, Equatable {
     public init(
         maxConcurrentTransfers: Int = 4, finishedJobRetention: Duration = .seconds(7 * 24 * 3600),
         retry: RetryPolicy = RetryPolicy(), diskReserveBytes: Int64 = 64 << 20,
-        eventRetention: Duration = .seconds(30 * 24 * 3600)
+        eventRetention: Duration = .seconds(30 * 24 * 3600), maxJobsPerUser: Int = 10_000
     ) {
+        self.maxJobsPerUser = maxJobsPerUser
         self.eventRetention = eventRetention
         self.maxConcurrentTransfers = maxConcurrentTransfers
         self.finishedJobRetention = finishedJobRetention

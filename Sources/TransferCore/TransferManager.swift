@@ -158,6 +158,13 @@ public actor TransferManager {
         if let size = params.size {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
         }
+        let unfinished = jobs.values.reduce(0) { $0 + ($1.owner == owner && !$1.state.isTerminal ? 1 : 0) }
+        guard unfinished < configuration.maxJobsPerUser else {
+            throw RPCError(
+                .limitExceeded,
+                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
+                    + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
+        }
         if let busy = jobs.values.first(where: { !$0.state.isTerminal && $0.destination == params.destination }) {
             throw RPCError(.destinationBusy, "job \(busy.id) is already downloading to \(params.destination): wait for it or cancel it first")
         }
@@ -185,15 +192,18 @@ public actor TransferManager {
         return view(jobs[id] ?? job)
     }
 
-    /// One job, or the caller's jobs in submission order, optionally filtered by state.
-    /// Root (uid 0) sees every job; others see only their own.
-    public func status(id: String?, states: [JobState]?, caller: UInt32) throws(RPCError) -> [Job] {
+    /// One job, or the caller's jobs in submission order, optionally filtered by state. Root
+    /// (uid 0) may see any job by id, and every user's jobs in the list with `all`.
+    public func status(id: String?, states: [JobState]?, caller: UInt32, all: Bool = false) throws(RPCError) -> [Job] {
         if let id {
             return [view(try visibleJob(id, caller: caller))]
         }
+        guard !all || caller == 0 else {
+            throw RPCError(.notPermitted, "only root may list every user's jobs: leave out all (transferctl status --all) to list yours")
+        }
         let wanted = states.map(Set.init)
         return jobs.values
-            .filter { caller == 0 || $0.owner == caller }
+            .filter { all || $0.owner == caller }
             .filter { wanted?.contains($0.state) ?? true }
             .sorted { $0.order < $1.order }
             .map(view)

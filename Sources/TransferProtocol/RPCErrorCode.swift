@@ -40,6 +40,8 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     public static let destinationBusy = RPCErrorCode(rawValue: 1010)
     /// The destination's filesystem has too little free space for the expected size.
     public static let insufficientSpace = RPCErrorCode(rawValue: 1011)
+    /// The request needs a privilege the caller does not have (such as root for every user's jobs).
+    public static let notPermitted = RPCErrorCode(rawValue: 1014)
 
     /// A short, stable name for the code, sent as `error.data.name`.
     public var name: String {
@@ -61,6 +63,7 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
         case .limitExceeded: return "limit_exceeded"
         case .destinationBusy: return "destination_busy"
         case .insufficientSpace: return "insufficient_space"
+        case .notPermitted: return "not_permitted"
         default: return "error_\(rawValue)"
         }
     }

@@ -7,10 +7,13 @@ public enum Status: RPCMethod {
         public var id: String?
         /// Only jobs in these states (list form only).
         public var states: [JobState]?
+        /// Every user's jobs, not only the caller's (list form; root only).
+        public var all: Bool?
 
-        public init(id: String? = nil, states: [JobState]? = nil) {
+        public init(id: String? = nil, states: [JobState]? = nil, all: Bool? = nil) {
             self.id = id
             self.states = states
+            self.all = all
         }
     }
 

@@ -24,6 +24,9 @@ struct StatusCommand: AsyncParsableCommand {
         completion: .list(JobState.allCases.map(\.rawValue)))
     var states: [String] = []
 
+    @Flag(help: "List every user's jobs, not only yours (root only).")
+    var all = false
+
     @Flag(help: "Print JSON: the job for an ID, else an array of jobs.")
     var json = false
 
@@ -33,6 +36,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let id, id.isEmpty { throw ValidationError("ID must not be empty") }
+        if id != nil, all { throw ValidationError("--all lists jobs; leave it out when giving an ID") }
         if id != nil, !states.isEmpty {
             throw ValidationError("--state filters the list of jobs; leave it out when giving an ID")
         }
@@ -55,7 +59,7 @@ struct StatusCommand: AsyncParsableCommand {
         let states = try parsedStates()
         let client = try clientOptions.connect()
         let jobs = try client.call(
-            TransferProtocol.Status.self, .init(id: id, states: states.isEmpty ? nil : states)
+            TransferProtocol.Status.self, .init(id: id, states: states.isEmpty ? nil : states, all: all ? true : nil)
         ).jobs
         guard let id else {
             if json { try JSONOutput.print(jobs) } else { print(JobTable(jobs: jobs).render()) }

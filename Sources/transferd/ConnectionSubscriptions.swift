@@ -19,7 +19,7 @@ final class ConnectionSubscriptions: Sendable {
     private let logger: Logger
     /// How long a client that stopped reading gets to take its last notification before the
     /// connection is closed anyway.
-    static let lastWordTimeout: TimeAmount = .seconds(10)
+    static let lastWordTimeout: TimeAmount = .seconds(30)
 
     init(channel: any Channel, peer: Peer, logger: Logger) {
         self.channel = channel

@@ -32,6 +32,8 @@ final class ControlServer: Service {
     private let logger: Logger
     private let configuration: LiveConfiguration
     private let connections = Atomic<Int>(0)
+    /// Open connections per peer uid.
+    private let connectionsByUser = Mutex<[UInt32: Int]>([:])
     let path: String
     /// Whether this process created the socket file (and so sets its mode and removes it); an
     /// adopted socket belongs to its socket unit.
@@ -54,7 +56,7 @@ final class ControlServer: Service {
         let mode = configuration.current.socketModeValue
         let previous = umask(~mode & 0o777)
         defer { umask(previous) }
-        let server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: accept)
+        let server = try await bootstrap.bind(unixDomainSocketPath: path) { accept($0, configuration: configuration) }
         chmod(path, mode)
         return ControlServer(server: server, path: path, ownsPath: true, router: router, configuration: configuration, logger: logger)
     }
@@ -62,7 +64,7 @@ final class ControlServer: Service {
     /// Serves on a listening socket systemd passed (socket activation). Its path and mode are the
     /// socket unit's business.
     static func adopt(descriptor: Int32, router: RequestRouter, configuration: LiveConfiguration, logger: Logger) async throws -> ControlServer {
-        let server = try await bootstrap.bind(descriptor, childChannelInitializer: accept)
+        let server = try await bootstrap.bind(descriptor) { accept($0, configuration: configuration) }
         let path = server.channel.localAddress?.pathname ?? "(passed by systemd)"
         return ControlServer(server: server, path: path, ownsPath: false, router: router, configuration: configuration, logger: logger)
     }
@@ -75,8 +77,9 @@ final class ControlServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
     }
 
-    /// Sets up an accepted connection: its peer's credentials and line framing.
-    @Sendable private static func accept(_ channel: any Channel) -> EventLoopFuture<ControlConnection> {
+    /// Sets up an accepted connection: its peer's credentials (read once, here, from the kernel; a
+    /// connection whose credentials cannot be read is closed) and line framing.
+    private static func accept(_ channel: any Channel, configuration: LiveConfiguration) -> EventLoopFuture<ControlConnection> {
         let credentials: EventLoopFuture<PeerCredentials>
         if let provider = channel as? any SocketOptionProvider {
             credentials = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
@@ -84,7 +87,8 @@ final class ControlServer: Service {
             credentials = channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
         }
         return credentials.flatMapThrowing { credential in
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: Limits.maxRequestLineBytes)))
+            let maxLength = configuration.current.maxRequestBytes
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: maxLength)))
             let wrapped = try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
             return ControlConnection(channel: wrapped, peer: Peer(uid: credential.uid, pid: credential.pid))
         }
@@ -116,14 +120,33 @@ final class ControlServer: Service {
     }
 
     private func serve(_ connection: ControlConnection) async {
+        let uid = connection.peer.uid
         let count = connections.add(1, ordering: .relaxed).newValue
-        defer { connections.subtract(1, ordering: .relaxed) }
-        let maxConnections = configuration.current.maxConnections
+        let userCount = connectionsByUser.withLock { counts in
+            counts[uid, default: 0] += 1
+            return counts[uid, default: 0]
+        }
+        defer {
+            connections.subtract(1, ordering: .relaxed)
+            connectionsByUser.withLock { counts in
+                counts[uid, default: 1] -= 1
+                if counts[uid] == 0 { counts[uid] = nil }
+            }
+        }
+        let current = configuration.current
+        var refusal: RPCError?
+        if count > current.maxConnections {
+            refusal = RPCError(
+                .limitExceeded, "transferd already serves \(current.maxConnections) connections (max_connections): close idle clients or raise the limit")
+        } else if userCount > current.maxConnectionsPerUser {
+            refusal = RPCError(
+                .limitExceeded,
+                "user \(uid) already has \(current.maxConnectionsPerUser) connections to transferd (max_connections_per_user): close idle clients or raise the limit")
+        }
         do {
             try await connection.channel.executeThenClose { inbound, outbound in
-                if count > maxConnections {
-                    let error = RPCFailure(id: .null, error: RPCError(.limitExceeded, "transferd already serves \(maxConnections) connections (max_connections): close idle clients or raise the limit"))
-                    if var line = try? WireCoding.encoder().encode(error) {
+                if let refusal {
+                    if var line = try? WireCoding.encoder().encode(RPCFailure(id: .null, error: refusal)) {
                         line.append(UInt8(ascii: "\n"))
                         try await outbound.write(ByteBuffer(bytes: line))
                     }

@@ -25,6 +25,10 @@ extension DaemonConfiguration {
         applied.subscriberQueueEvents = new.subscriberQueueEvents
         applied.maxSubscriptionsPerConnection = new.maxSubscriptionsPerConnection
         applied.hooks = new.hooks
+        // Read per connection (request size, connections) and per submit (jobs).
+        applied.maxRequestBytes = new.maxRequestBytes
+        applied.maxConnectionsPerUser = new.maxConnectionsPerUser
+        applied.maxJobsPerUser = new.maxJobsPerUser
         return applied
     }
 

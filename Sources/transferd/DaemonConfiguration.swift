@@ -29,6 +29,9 @@ struct DaemonConfiguration: Sendable, Equatable {
     var eventRetentionSeconds = 30 * 24 * 3600
     var subscriberQueueEvents = 1024
     var maxSubscriptionsPerConnection = 16
+    var maxRequestBytes = Limits.maxRequestLineBytes
+    var maxConnectionsPerUser = 64
+    var maxJobsPerUser = 10_000
     var hooks: [HookConfiguration] = []
 
     /// Every key the file may hold.
@@ -39,6 +42,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         "retry_max_attempts", "retry_max_time_seconds", "retry_initial_delay_seconds", "retry_max_delay_seconds",
         "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes",
         "event_retention_seconds", "subscriber_queue_events", "max_subscriptions_per_connection", "hooks",
+        "max_request_bytes", "max_connections_per_user", "max_jobs_per_user",
     ]
 
     var core: CoreConfiguration {
@@ -53,7 +57,8 @@ struct DaemonConfiguration: Sendable, Equatable {
         return CoreConfiguration(
             maxConcurrentTransfers: maxConcurrentTransfers,
             finishedJobRetention: .seconds(finishedJobRetentionSeconds),
-            retry: retry, diskReserveBytes: Int64(diskReserveBytes), eventRetention: .seconds(eventRetentionSeconds))
+            retry: retry, diskReserveBytes: Int64(diskReserveBytes), eventRetention: .seconds(eventRetentionSeconds),
+            maxJobsPerUser: maxJobsPerUser)
     }
 
     var engine: EngineConfiguration {
@@ -161,6 +166,9 @@ extension DaemonConfiguration {
         config.subscriberQueueEvents = try int("subscriber_queue_events", config.subscriberQueueEvents, 1...1_000_000)
         config.maxSubscriptionsPerConnection = try int("max_subscriptions_per_connection", config.maxSubscriptionsPerConnection, 1...4096)
         config.hooks = hooks
+        config.maxRequestBytes = try int("max_request_bytes", config.maxRequestBytes, 1024...(64 << 20))
+        config.maxConnectionsPerUser = try int("max_connections_per_user", config.maxConnectionsPerUser, 1...65536)
+        config.maxJobsPerUser = try int("max_jobs_per_user", config.maxJobsPerUser, 1...10_000_000)
         config.socketMode = try string(
             "socket_mode", config.socketMode,
             valid: { mode_t($0, radix: 8).map { $0 & ~0o770 == 0 && $0 & 0o600 == 0o600 } ?? false },

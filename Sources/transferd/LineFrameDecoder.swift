@@ -3,7 +3,8 @@ import NIOCore
 /// One request line, or the news that a line was longer than the limit (and was skipped).
 enum LineFrame: Sendable {
     case line(ByteBuffer)
-    case tooLong
+    /// A line longer than `limit` bytes was skipped.
+    case tooLong(limit: Int)
 }
 
 /// Splits the byte stream into `\n`-terminated lines of at most `maxLength` bytes. A longer line
@@ -28,7 +29,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
             scanned = 0
             if discarding || length > maxLength {
                 buffer.moveReaderIndex(forwardBy: length + 1)
-                if !discarding { context.fireChannelRead(wrapInboundOut(.tooLong)) }
+                if !discarding { context.fireChannelRead(wrapInboundOut(.tooLong(limit: maxLength))) }
                 discarding = false
                 return .continue
             }
@@ -41,7 +42,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
             return .continue
         }
         if buffer.readableBytes > maxLength {
-            if !discarding { context.fireChannelRead(wrapInboundOut(.tooLong)) }
+            if !discarding { context.fireChannelRead(wrapInboundOut(.tooLong(limit: maxLength))) }
             discarding = true
             buffer.moveReaderIndex(to: buffer.writerIndex)
             scanned = 0

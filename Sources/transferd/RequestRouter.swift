@@ -20,10 +20,12 @@ struct RequestRouter: Sendable {
     /// The response line (newline included) for one request line, or nil for a notification.
     func respond(to frame: LineFrame, from peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer? {
         switch frame {
-        case .tooLong:
+        case .tooLong(let limit):
             return encodeFailure(
                 id: .null,
-                RPCError(.requestTooLarge, "the request line is longer than \(Limits.maxRequestLineBytes) bytes and was ignored: send smaller requests, one JSON object per line"))
+                RPCError(
+                    .requestTooLarge,
+                    "the request line is longer than \(limit) bytes (max_request_bytes) and was ignored: send smaller requests, one JSON object per line"))
         case .line(let buffer):
             let data = Data(buffer.readableBytesView)
             let header: RPCRequestHeader

@@ -14,8 +14,7 @@ struct SlowSubscriberTests {
         try await daemon.start()
 
         // Subscribes, then never reads another byte.
-        let stuck = try ControlClient(socketPath: daemon.socketPath, timeout: .seconds(30))
-        _ = try stuck.call(Subscribe.self, .init())
+        let stuck = try EventStream(socket: daemon.socketPath, .init(), timeout: .seconds(30))
         // Reads everything, on its own thread.
         let healthy = try EventStream(socket: daemon.socketPath, .init())
         let queuedSeen = Atomic<Int>(0)
@@ -31,18 +30,28 @@ struct SlowSubscriberTests {
 
         _ = try daemon.submit(server.url("/blocker"), to: daemon.destination("blocker"))
         let submitter = try daemon.client()
+        // Once the daemon has given up on the stuck client, read what it was sent (the daemon waits
+        // a while for it to take its last notification).
+        let stuckLines = Mutex<[[UInt8]]?>(nil)
+        var drain: Thread?
         for index in 0..<1000 {
             _ = try submitter.call(Submit.self, .init(url: server.url("/never"), destination: daemon.destination("\(index)-q")))
             if index % 100 == 0 {
                 #expect(try daemon.client().call(Version.self, .init()).daemon == transferdVersion, "other clients are served")
             }
+            if drain == nil, index % 20 == 0, daemon.log.contains("reason=slow_subscriber") {
+                drain = Thread {
+                    var lines: [[UInt8]] = []
+                    while let line = try? stuck.client.readLine() { lines.append(line) }
+                    stuckLines.withLock { $0 = lines }
+                }
+                drain?.start()
+            }
         }
         try await waitUntil("the reading subscriber to get all 1000 events") { queuedSeen.load(ordering: .relaxed) == 1000 }
-        try await waitUntil("the daemon to drop the stuck subscriber") { daemon.log.contains("reason=slow_subscriber") }
-
-        // What the stuck client finds once it reads again: some events, then the reason, then the end.
-        var lines: [[UInt8]] = []
-        while let line = try? stuck.readLine() { lines.append(line) }
+        #expect(drain != nil, "the stuck subscriber was dropped while the events were produced")
+        try await waitUntil("the stuck client's connection to end") { stuckLines.withLock { $0 != nil } }
+        let lines = stuckLines.withLock { $0 ?? [] }
         let last = try #require(lines.last)
         let notice = try WireCoding.decoder().decode(RPCNotification<Disconnect>.self, from: Data(last))
         #expect(notice.method == NotificationMethod.disconnect)
