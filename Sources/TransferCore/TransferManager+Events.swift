@@ -79,6 +79,10 @@ extension TransferManager {
     /// event is durable.
     public func subscribe(_ params: Subscribe.Params, caller: UInt32, queueLimit: Int) async throws(RPCError) -> Subscription {
         if let session = params.session { try SubmitValidator.validateSession(session) }
+        let all = params.all == true
+        guard !all || caller == 0 else {
+            throw RPCError(.notPermitted, "only root may follow every user's jobs: leave out all (transferctl watch --all) to follow yours")
+        }
         if let ids = params.ids {
             for id in ids { _ = try visibleJob(id, caller: caller) }
         }
@@ -100,7 +104,8 @@ extension TransferManager {
             replay = []
         }
         replay.sort { $0.seq < $1.seq }
-        let seesEveryone = caller == 0 && session == nil
+        // Root sees any job it names by id, and everyone's jobs when it asks for all.
+        let seesEveryone = caller == 0 && session == nil && (all || wanted != nil)
         let filter: @Sendable (JobEvent) -> Bool = { event in
             (seesEveryone || event.job.owner == caller)
                 && (session == nil || event.job.session == session)

@@ -2,7 +2,7 @@
 ///
 /// With `session`, the session's unacknowledged terminal events are replayed first, in sequence
 /// order; with `ids`, the latest event of each of those jobs. Then one `caughtUp` notification,
-/// then live events. Without filters: live events of every job the caller may see.
+/// then live events. Without filters: live events of the caller's jobs (root with `all`: everyone's).
 public enum Subscribe: RPCMethod {
     public static let name = "subscribe"
 
@@ -11,10 +11,13 @@ public enum Subscribe: RPCMethod {
         public var session: String?
         /// Only these jobs.
         public var ids: [String]?
+        /// Every user's jobs, not only the caller's (root only; not with `session`).
+        public var all: Bool?
 
-        public init(session: String? = nil, ids: [String]? = nil) {
+        public init(session: String? = nil, ids: [String]? = nil, all: Bool? = nil) {
             self.session = session
             self.ids = ids
+            self.all = all
         }
     }
 

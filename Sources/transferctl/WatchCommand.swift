@@ -16,6 +16,9 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only jobs submitted under this session.", valueName: "name"))
     var session: String?
 
+    @Flag(help: "Every user's jobs, not only yours (root only).")
+    var all = false
+
     @Flag(help: "Print every event as one line of JSON.")
     var json = false
 
@@ -23,15 +26,16 @@ struct WatchCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let session { try SessionName.validate(session) }
+        if all, session != nil { throw ValidationError("--all follows every user's jobs; a session is one user's: give one or the other") }
     }
 
     func run() async throws {
         let client = try clientOptions.connect(timeout: nil)
-        _ = try client.call(Subscribe.self, .init(session: session))
+        _ = try client.call(Subscribe.self, .init(session: session, all: all ? true : nil))
         var reporter = ProgressReporter(interactive: !json && Terminal.isTerminal(1), output: .standardOutput)
         if !json {
             // The jobs already under way, so the view does not start empty; events follow.
-            let active = try client.call(TransferProtocol.Status.self, .init(states: [.queued, .running, .waiting])).jobs
+            let active = try client.call(TransferProtocol.Status.self, .init(states: [.queued, .running, .waiting], all: all ? true : nil)).jobs
             for job in active where session == nil || job.session == session {
                 reporter.update(job)
             }
