@@ -23,14 +23,16 @@ struct HookRunner: Service {
 
     func run() async throws {
         let (pending, subscription) = await manager.subscribeToHooks(Self.selector(configuration))
-        await withTaskGroup(of: Void.self) { group in
-            var seen = Set<String>()
-            for job in pending where seen.insert(job.id).inserted {
+        // Discarding: a long-running group must not keep the results of finished runs.
+        await withDiscardingTaskGroup { group in
+            // A job ends once, so a live end can repeat only a job that was pending at the start.
+            let started = Set(pending.map(\.id))
+            for job in pending {
                 group.addTask { await runHooks(for: job) }
             }
             await withGracefulShutdownHandler {
                 while let item = await subscription.next() {
-                    guard case .event(let event) = item, seen.insert(event.job.id).inserted else { continue }
+                    guard case .event(let event) = item, !started.contains(event.job.id) else { continue }
                     group.addTask { await runHooks(for: event.job) }
                 }
             } onGracefulShutdown: {
