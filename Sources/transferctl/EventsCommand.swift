@@ -33,29 +33,15 @@ struct EventsCommand: AsyncParsableCommand {
         let client = try clientOptions.connect()
         _ = try client.call(Subscribe.self, .init(session: session))
         var last: UInt64?
-        var count = 0
-        replay: while true {
-            let (method, line) = try client.readNotification()
-            switch method {
-            case NotificationMethod.event:
-                let event = try client.params(JobEvent.self, of: line)
-                // Only what was missed: live events after the replay are left for the next call.
-                guard event.type.isTerminal else { continue }
-                if json {
-                    StandardOutput.write(String(decoding: try JSONOutput.encode(event), as: UTF8.self) + "\n")
-                } else {
-                    StandardOutput.write(Self.line(event) + "\n")
-                }
-                last = max(last ?? 0, event.seq)
-                count += 1
-            case NotificationMethod.caughtUp:
-                break replay
-            case NotificationMethod.disconnect:
-                let disconnect = try client.params(Disconnect.self, of: line)
-                throw TransferCtlError.connectionBroken("transferd closed the connection: \(disconnect.message)")
-            default:
-                continue
+        // Only what was missed: the replay ends with caughtUp; live events after it are left for next time.
+        while case .event(let event) = try client.nextStreamItem() {
+            guard event.type.isTerminal else { continue }
+            if json {
+                StandardOutput.write(String(decoding: try JSONOutput.encode(event), as: UTF8.self) + "\n")
+            } else {
+                StandardOutput.write(Self.line(event) + "\n")
             }
+            last = max(last ?? 0, event.seq)
         }
         guard ack, let last else { return }
         let acknowledged = try client.call(Ack.self, .init(session: session, seq: last)).acknowledged

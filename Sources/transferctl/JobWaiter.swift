@@ -19,22 +19,14 @@ struct JobWaiter {
             let wanted = Set(ids)
             _ = try client.call(Subscribe.self, .init(ids: Array(wanted)))
             while finished.count < wanted.count {
-                let (method, line) = try client.readNotification()
-                switch method {
-                case NotificationMethod.event:
-                    let event = try client.params(JobEvent.self, of: line)
-                    guard wanted.contains(event.job.id), finished[event.job.id] == nil else { continue }
-                    if event.type.isTerminal {
-                        finished[event.job.id] = event.job
-                        reporter.finish(event.job)
-                    } else {
-                        reporter.update(event.job)
-                    }
-                case NotificationMethod.disconnect:
-                    let disconnect = try client.params(Disconnect.self, of: line)
-                    throw TransferCtlError.connectionBroken("transferd closed the connection: \(disconnect.message)")
-                default:
-                    continue
+                guard case .event(let event) = try client.nextStreamItem(),
+                    wanted.contains(event.job.id), finished[event.job.id] == nil
+                else { continue }
+                if event.type.isTerminal {
+                    finished[event.job.id] = event.job
+                    reporter.finish(event.job)
+                } else {
+                    reporter.update(event.job)
                 }
             }
         } catch {

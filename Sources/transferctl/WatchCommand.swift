@@ -40,23 +40,20 @@ struct WatchCommand: AsyncParsableCommand {
                 reporter.update(job)
             }
         }
-        while true {
-            let (method, line) = try client.readNotification()
-            switch method {
-            case NotificationMethod.event:
+        do {
+            while true {
+                guard case .event(let event) = try client.nextStreamItem() else { continue }
                 if json {
-                    StandardOutput.write(String(decoding: try JSONOutput.encode(try client.params(JobEvent.self, of: line)), as: UTF8.self) + "\n")
-                    continue
+                    StandardOutput.write(String(decoding: try JSONOutput.encode(event), as: UTF8.self) + "\n")
+                } else if event.type.isTerminal {
+                    reporter.finish(event.job)
+                } else {
+                    reporter.update(event.job)
                 }
-                let event = try client.params(JobEvent.self, of: line)
-                if event.type.isTerminal { reporter.finish(event.job) } else { reporter.update(event.job) }
-            case NotificationMethod.disconnect:
-                reporter.abandon()
-                let disconnect = try client.params(Disconnect.self, of: line)
-                throw TransferCtlError.connectionBroken("transferd closed the connection: \(disconnect.message)")
-            default:
-                continue
             }
+        } catch {
+            reporter.abandon()
+            throw error
         }
     }
 }
