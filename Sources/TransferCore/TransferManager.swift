@@ -467,16 +467,3 @@ extension String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }
-
-/// Keeps credentials out of logs.
-public enum Redaction {
-    /// The URL without user or password.
-    public static func url(_ url: URL) -> String {
-        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            return url.absoluteString
-        }
-        components.user = nil
-        components.password = nil
-        return components.string ?? "(url hidden)"
-    }
-}
