@@ -94,6 +94,9 @@ public actor TransferManager {
 
     /// Accepts a download; returns once its record is on disk.
     public func submit(_ params: Submit.Params, owner: UInt32) async throws(RPCError) -> Job {
+        // The host check may resolve a name: done before the checks below, so that nothing
+        // changes between them and the job's insertion.
+        try await engine.hosts.admit(try SubmitValidator.validateURL(params.url))
         guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)

@@ -26,6 +26,11 @@ struct ConfigurationTests {
         (#"{"max_concurent_transfers": 4}"#, "max_concurent_transfers"),
         (#"{"socket_mode": "0777"}"#, "socket_mode"),
         (#"{"log_level": "loud"}"#, "log_level"),
+        (#"{"socket_group": "no-such-group-here"}"#, "socket_group"),
+        (#"{"allowed_hosts": ["example.com", "http://example.org/"]}"#, "allowed_hosts"),
+        (#"{"denied_hosts": "10.0.0.0/8"}"#, "denied_hosts"),
+        (#"{"denied_hosts": ["10.0.0.0/33"]}"#, "denied_hosts"),
+        (#"{"local_addresses": "sometimes"}"#, "local_addresses"),
         (#"[1, 2]"#, "transferd.json"),
     ])
     func anInvalidFileStopsStartUpNamingTheKey(configuration: String, named: String) throws {
