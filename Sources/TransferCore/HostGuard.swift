@@ -56,11 +56,23 @@ public final class HostGuard: Sendable {
         return policy.refusal(host: host, addresses: addresses).map(Verdict.refused) ?? .allowed
     }
 
+    /// Whether checking `url` resolves its host name (and so may block).
+    func needsLookup(_ url: URL) -> Bool {
+        guard let raw = url.host(percentEncoded: false) else { return false }
+        let host = HostPolicy.normalize(host: raw)
+        return IPAddress(host) == nil && policy.needsAddresses(forHost: host)
+    }
+
     /// The check at submit, run off the caller's thread: refuses what the policy denies. A name
     /// that does not resolve now is accepted, since each attempt checks again before it connects.
     public func admit(_ url: URL) async throws(RPCError) {
-        let verdict = await withCheckedContinuation { (continuation: CheckedContinuation<Verdict, Never>) in
-            DispatchQueue.global().async { continuation.resume(returning: self.verdict(for: url)) }
+        let verdict: Verdict
+        if needsLookup(url) {
+            verdict = await withCheckedContinuation { (continuation: CheckedContinuation<Verdict, Never>) in
+                DispatchQueue.global().async { continuation.resume(returning: self.verdict(for: url)) }
+            }
+        } else {
+            verdict = self.verdict(for: url)
         }
         if case .refused(let message) = verdict {
             throw RPCError(.hostNotAllowed, "\(Redaction.url(url)) cannot be fetched: \(message)")
