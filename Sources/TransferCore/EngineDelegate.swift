@@ -33,6 +33,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     private let configuration: EngineConfiguration
+    private let hosts: HostGuard
     private let queue: OperationQueue
     private let logger: Logger
     private let events: AsyncStream<EngineEvent>.Continuation
@@ -45,10 +46,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private let ticker: any DispatchSourceTimer
 
     init(
-        configuration: EngineConfiguration, queue: OperationQueue, logger: Logger,
+        configuration: EngineConfiguration, hosts: HostGuard, queue: OperationQueue, logger: Logger,
         events: AsyncStream<EngineEvent>.Continuation
     ) {
         self.configuration = configuration
+        self.hosts = hosts
         let interval = configuration.checkpointInterval.components
         self.checkpointIntervalNanoseconds = UInt64(max(interval.seconds, 0)) * 1_000_000_000 + UInt64(max(interval.attoseconds, 0) / 1_000_000_000)
         self.queue = queue
@@ -70,15 +72,22 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     // MARK: - Control from the core
 
-    /// Opens the partial file and restores its digest off the delegate queue, then begins.
+    /// Checks the host, opens the partial file and restores its digest off the delegate queue,
+    /// then begins.
     func start(_ request: TransferRequest) {
         let suspended: SuspendedDigest? = state.withLock { state in
             state.starting.insert(request.jobID)
             return state.suspended.removeValue(forKey: request.jobID)
         }
         ioQueue.async {
-            let prepared = Self.prepare(request, suspended: suspended)
-            self.queue.addOperation { self.begin(request, prepared) }
+            // Before every attempt: the rules may have changed, and the name may resolve elsewhere now.
+            let preparation: Preparation
+            if let refused = self.hostFailure(for: request.url) {
+                preparation = .refused(refused)
+            } else {
+                preparation = .opened(Self.prepare(request, suspended: suspended))
+            }
+            self.queue.addOperation { self.begin(request, preparation, suspended: suspended) }
         }
     }
 
@@ -152,7 +161,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         case cancelled
         case stopped(kept: Int64)
         case failed(FileIOError)
+        case refused(TransferFailure)
         case run(TransferContext)
+    }
+
+    /// What the steps before an attempt, off the delegate queue, found.
+    private enum Preparation {
+        /// The host rules refuse the URL (or its name does not resolve): nothing was opened.
+        case refused(TransferFailure)
+        case opened(Result<PreparedFile, FileIOError>)
     }
 
     /// A partial file opened and cut back to the bytes a transfer continues after, with their digest.
@@ -180,14 +197,16 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     /// Runs on the delegate queue. Decides under one lock whether the transfer runs, so a cancel
     /// or a shutdown never falls between "starting" and "running".
-    private func begin(_ request: TransferRequest, _ opened: Result<PreparedFile, FileIOError>) {
+    private func begin(_ request: TransferRequest, _ preparation: Preparation, suspended: SuspendedDigest?) {
         let decision: BeginDecision = state.withLock { state in
             state.starting.remove(request.jobID)
             if state.cancelledBeforeStart.remove(request.jobID) != nil { return .cancelled }
-            switch opened {
-            case .failure(let error):
+            switch preparation {
+            case .refused(let failure):
+                return .refused(failure)
+            case .opened(.failure(let error)):
                 return .failed(error)
-            case .success(let prepared):
+            case .opened(.success(let prepared)):
                 if state.stoppingAll {
                     state.stopped[request.jobID] = StoppedTransfer(bytes: prepared.offset, validator: request.validator, totalBytes: request.totalBytes)
                     return .stopped(kept: prepared.offset)
@@ -219,14 +238,41 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 events.yield(.failed(jobID: request.jobID, error: failure.error))
             }
             releaseStopWaitersIfIdle()
+        case .refused(let failure):
+            if failure.retryable {
+                // The name did not resolve: the partial file stays as it was for the next attempt.
+                if let suspended { state.withLock { $0.suspended[request.jobID] = suspended } }
+                let kept = StoppedTransfer(
+                    bytes: request.validator == nil ? 0 : request.resumeFrom, validator: request.validator, totalBytes: request.totalBytes)
+                events.yield(.interrupted(jobID: request.jobID, error: failure.error, kept: kept, retryAfter: nil))
+            } else {
+                unlink(request.partialPath)
+                logger.warning("transfer refused by the host rules", metadata: ["job": "\(request.jobID)", "error": "\(failure.error.message)"])
+                events.yield(.failed(jobID: request.jobID, error: failure.error))
+            }
+            releaseStopWaitersIfIdle()
         case .run(let context):
             sendRequest(context)
         }
     }
 
+    /// Why the host rules refuse `url`, as the failure of an attempt. Blocks while a name
+    /// resolves: call it on `ioQueue`, never on the delegate queue.
+    private func hostFailure(for url: URL) -> TransferFailure? {
+        switch hosts.verdict(for: url) {
+        case .allowed:
+            return nil
+        case .refused(let message):
+            return .permanent(JobError(code: "host_not_allowed", message: "\(Redaction.url(url)) was not fetched: \(message)"))
+        case .unresolved(let message):
+            return .transient(JobError(code: "dns", message: message))
+        }
+    }
+
     /// Runs on the delegate queue. Asks for the body from the context's offset, or, when the
-    /// whole representation is already in the partial file, finishes without asking.
-    private func sendRequest(_ context: TransferContext) {
+    /// whole representation is already in the partial file, finishes without asking. `redirect`
+    /// is where a redirect of the current request leads, when this follows one.
+    private func sendRequest(_ context: TransferContext, following redirect: URL? = nil) {
         guard let session else { return }
         if let failure = context.failure {
             end(context, failure)
@@ -236,11 +282,15 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             finishReceived(context)
             return
         }
-        var request = URLRequest(url: context.request.url)
+        if redirect == nil {
+            context.redirects = 0
+            context.credentialsWithheld = false
+        }
+        var request = URLRequest(url: redirect ?? context.request.url)
         request.httpMethod = "GET"
         // FoundationNetworking restarts this timer whenever bytes arrive: it is an idle timeout.
         request.timeoutInterval = context.request.limits.idleTimeout
-        for (name, value) in context.request.headers {
+        for (name, value) in context.request.headers where !(context.credentialsWithheld && Redaction.isSecretName(name)) {
             request.setValue(value, forHTTPHeaderField: name)
         }
         // Byte offsets must mean file offsets.
@@ -262,7 +312,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         task.taskDescription = context.request.jobID
         context.statusCode = 0
         context.segmentEnd = nil
-        context.redirects = 0
+        context.pendingRedirect = nil
         context.restartFromZero = false
         context.alreadyComplete = false
         context.stallWindowStart = MonotonicClock.nanoseconds()
@@ -290,8 +340,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             completionHandler(.cancel)
             return
         }
-        // A refused redirect (or a limit) already decided how this attempt ends.
-        guard context.failure == nil else {
+        // A refused redirect (or a limit) already decided how this attempt ends; a redirect to
+        // follow is asked for once this answer (the 3xx) is done.
+        guard context.failure == nil, context.pendingRedirect == nil else {
             completionHandler(.cancel)
             return
         }
@@ -435,6 +486,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     /// Follows a redirect unless it downgrades https to http or exceeds the limit. Credentials
     /// given for one host are not sent to another.
+    ///
+    /// FoundationNetworking is told not to follow (its completion handler must be called before
+    /// anything cancels the task, or it traps, so it cannot wait for a host check that may
+    /// resolve a name): once the 3xx answer is done, `follow` checks the target against the host
+    /// rules off the delegate queue and asks it with a new request.
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
@@ -463,14 +519,32 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             completionHandler(nil)
             return
         }
-        var next = request
         if target.host?.lowercased() != from.host?.lowercased() || target.port != from.port || target.scheme != from.scheme {
-            for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
-                next.setValue(nil, forHTTPHeaderField: name)
+            // Authorization, Cookie and other credential-like headers stay with their origin.
+            context.credentialsWithheld = true
+        }
+        context.pendingRedirect = target
+        completionHandler(nil)
+    }
+
+    /// Checks a redirect's target against the host rules off the delegate queue (its name may
+    /// need resolving), then asks it, unless the transfer was stopped meanwhile.
+    private func follow(_ context: TransferContext, to target: URL) {
+        ioQueue.async {
+            let refused = self.hostFailure(for: target)
+            self.queue.addOperation {
+                guard context.phase == .active else {
+                    self.completeStop(context)
+                    return
+                }
+                if let refused {
+                    self.end(context, refused)
+                    return
+                }
+                context.finalURL = target
+                self.sendRequest(context, following: target)
             }
         }
-        context.finalURL = target
-        completionHandler(next)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -572,6 +646,11 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
         if let failure = context.failure {
             end(context, failure)
+            return
+        }
+        if let target = context.pendingRedirect {
+            context.pendingRedirect = nil
+            follow(context, to: target)
             return
         }
         if let error {

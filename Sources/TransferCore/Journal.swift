@@ -114,6 +114,8 @@ public final class Journal: Sendable {
         guard fd >= 0 else {
             throw JournalError(code: .io, message: "cannot open the journal: \(FileIOError("open", path))")
         }
+        // It holds request headers: private even when copied in with a wider mode.
+        fchmod(fd, 0o600)
         if recovered.created {
             do throws(FileIOError) {
                 try FileIO.fsync(fd, path: path)

@@ -21,13 +21,28 @@ final class PartialFile: Sendable {
     /// and cuts it to `keeping` bytes, or to 0 when it is shorter than that.
     /// Returns the file and the offset the transfer continues from.
     static func open(path: String, keeping: Int64) throws(FileIOError) -> (PartialFile, Int64) {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw FileIOError("open", path) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let error = FileIOError("stat", path)
             close(fd)
             throw error
+        }
+        if info.st_uid != geteuid() {
+            // Someone else put a file at the partial name (which they may still read or write
+            // through): never continue into it; start a file of our own.
+            close(fd)
+            guard unlink(path) == 0 || errno == ENOENT else { throw FileIOError("unlink", path) }
+            fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw FileIOError("open", path) }
+            guard fstat(fd, &info) == 0 else {
+                let error = FileIOError("stat", path)
+                close(fd)
+                throw error
+            }
+        } else if info.st_mode & 0o077 != 0 {
+            fchmod(fd, 0o600)
         }
         let file = PartialFile(fd: fd, path: path, inode: UInt64(info.st_ino))
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw FileIOError("open", path, errno: EINVAL) }

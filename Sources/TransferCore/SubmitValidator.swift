@@ -7,7 +7,11 @@ import Glibc
 /// Checks a submit request before anything is written, with errors that name the problem and the fix.
 enum SubmitValidator {
     /// Headers transferd sets itself, so a client may not.
-    static let reservedHeaders: Set<String> = ["range", "if-range", "accept-encoding", "host", "content-length", "transfer-encoding", "connection"]
+    static let reservedHeaders: Set<String> = [
+        "range", "if-range", "accept-encoding", "host", "content-length", "transfer-encoding", "connection",
+        // Hop-by-hop and framing headers: they would change how the connection behaves.
+        "te", "trailer", "upgrade", "keep-alive", "proxy-connection", "expect",
+    ]
 
     static func validateID(_ id: String) throws(RPCError) {
         let allowed = id.utf8.allSatisfy(isIDCharacter)
@@ -41,27 +45,64 @@ enum SubmitValidator {
 
     static func validateURL(_ text: String) throws(RPCError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
-            throw RPCError(.unsupportedURL, "'\(text.prefix(200))' is not a URL: give an absolute http:// or https:// URL")
+            throw RPCError(.unsupportedURL, "'\(Redaction.urlText(text).prefix(200))' is not a URL: give an absolute http:// or https:// URL")
         }
         guard scheme == "http" || scheme == "https" else {
-            throw RPCError(.unsupportedURL, "the URL scheme '\(scheme)' is not supported: transferd fetches only http:// and https:// URLs")
+            throw RPCError(.unsupportedURL, "the URL scheme '\(scheme.prefix(40))' is not supported: transferd fetches only http:// and https:// URLs")
         }
-        guard let host = url.host, !host.isEmpty else {
-            throw RPCError(.unsupportedURL, "the URL '\(text.prefix(200))' has no host")
+        guard let host = url.host(percentEncoded: false), !host.isEmpty else {
+            throw RPCError(.unsupportedURL, "the URL '\(Redaction.urlText(text).prefix(200))' has no host")
+        }
+        // Decoded, the host is what the host rules judge; a name with spaces, controls or
+        // delimiters in it is not one libcurl would read the same way.
+        guard host.unicodeScalars.allSatisfy(isHostCharacter) else {
+            throw RPCError(.unsupportedURL, "the host of '\(Redaction.urlText(text).prefix(200))' contains characters a host name cannot have")
         }
         return url
     }
 
+    /// At most this many request headers per job…
+    static let maxHeaderCount = 64
+    /// …each name at most this many bytes…
+    static let maxHeaderNameBytes = 256
+    /// …each value at most this many bytes…
+    static let maxHeaderValueBytes = 8192
+    /// …and names and values together at most this many (servers commonly refuse more than 8 to 16 KiB).
+    static let maxHeaderBytes = 32768
+
+    /// Checks names (HTTP tokens, no duplicates in another case, none transferd sets) and values
+    /// (no control characters but tab, so nothing can be injected or folded into another line).
+    /// Messages name the header but never quote its value, which may be a credential.
     static func validateHeaders(_ headers: [String: String]) throws(RPCError) {
-        for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenCharacter) else {
-                throw RPCError(.invalidHeader, "header name '\(name.prefix(100))' is not a valid HTTP field name")
+        guard headers.count <= maxHeaderCount else {
+            throw RPCError(.invalidHeader, "\(headers.count) headers were given; at most \(maxHeaderCount) are accepted")
+        }
+        let total = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        guard total <= maxHeaderBytes else {
+            throw RPCError(.invalidHeader, "the headers' names and values come to \(total) bytes; at most \(maxHeaderBytes) are accepted")
+        }
+        var seen: Set<String> = []
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            guard !name.isEmpty, name.utf8.count <= maxHeaderNameBytes, name.utf8.allSatisfy(isTokenCharacter) else {
+                throw RPCError(
+                    .invalidHeader,
+                    "header name '\(name.prefix(100))' is not a valid HTTP field name: use 1 to \(maxHeaderNameBytes) letters, digits and !#$%&'*+-.^_`|~")
             }
-            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw RPCError(.invalidHeader, "the value of header \(name) contains CR, LF or NUL, which would inject headers")
+            guard seen.insert(name.lowercased()).inserted else {
+                throw RPCError(.invalidHeader, "header \(name) is given twice (names are case-insensitive): give it once")
             }
             guard !reservedHeaders.contains(name.lowercased()) else {
                 throw RPCError(.invalidHeader, "header \(name) is set by transferd itself and cannot be given")
+            }
+            guard value.utf8.count <= maxHeaderValueBytes else {
+                throw RPCError(.invalidHeader, "the value of header \(name) is \(value.utf8.count) bytes long; at most \(maxHeaderValueBytes) are accepted")
+            }
+            if let control = value.unicodeScalars.first(where: isForbiddenInValue) {
+                let code = "U+" + String(control.value, radix: 16, uppercase: true).leftPadded(to: 4)
+                throw RPCError(
+                    .invalidHeader,
+                    "the value of header \(name) contains the control character \(code); CR, LF, NUL and other controls "
+                        + "(tab excepted) are refused because they could inject or fold header lines")
             }
         }
     }
@@ -155,6 +196,26 @@ enum SubmitValidator {
                 + "(disk_reserve_bytes in the configuration): free some space or choose another destination")
     }
 
+    /// C0 controls but tab, DEL, C1 controls, and the Unicode line and paragraph separators.
+    private static func isForbiddenInValue(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09: return false
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: return true
+        default: return false
+        }
+    }
+
+    /// Letters, digits, `-`, `.`, `_`, `~`, IPv6's `:` and a zone's `%`, or any non-ASCII
+    /// character that is not a control or space (international names).
+    private static func isHostCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case 0x2D, 0x2E, 0x5F, 0x7E, 0x3A, 0x25: return true
+        case 0x00...0x7F: return false
+        default: return !isForbiddenInValue(scalar) && !scalar.properties.isWhitespace
+        }
+    }
+
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -162,5 +223,11 @@ enum SubmitValidator {
         default:
             return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

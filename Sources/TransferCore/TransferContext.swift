@@ -72,6 +72,10 @@ final class TransferContext: @unchecked Sendable {
     var checkedSpace = false
     /// Redirects followed by the current request.
     var redirects = 0
+    /// Where the current answer redirects to, once it has been judged worth following.
+    var pendingRedirect: URL?
+    /// Set once a redirect led to another origin: credential-like headers are not sent there.
+    var credentialsWithheld = false
     /// Where the last redirect led, when the answer came from elsewhere than the job's URL.
     var finalURL: URL?
     /// The start of the window the low-speed limit measures: a time and the offset then.

@@ -19,11 +19,14 @@ import Glibc
 public final class TransferEngine: Sendable {
     private let session: URLSession
     private let delegate: EngineDelegate
+    /// The host rules every submit, attempt and redirect is checked against; the daemon replaces
+    /// them on reload.
+    public let hosts: HostGuard
 
     /// Events about every transfer, in order per job.
     public let events: AsyncStream<EngineEvent>
 
-    public init(configuration: EngineConfiguration, logger: Logger) {
+    public init(configuration: EngineConfiguration, hosts: HostGuard = HostGuard(), logger: Logger) {
         _ = EngineDelegate.processUmask
         let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
         self.events = events
@@ -31,8 +34,9 @@ public final class TransferEngine: Sendable {
         queue.name = "transferd.engine.delegate"
         queue.maxConcurrentOperationCount = 1
         let delegate = EngineDelegate(
-            configuration: configuration, queue: queue, logger: logger, events: continuation)
+            configuration: configuration, hosts: hosts, queue: queue, logger: logger, events: continuation)
         self.delegate = delegate
+        self.hosts = hosts
         let sessionConfiguration = URLSessionConfiguration.default
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil

@@ -136,6 +136,9 @@ public actor TransferManager {
 
     /// Accepts a download; returns once its record is on disk.
     public func submit(_ params: Submit.Params, owner: UInt32) async throws(RPCError) -> Job {
+        // The host check may resolve a name: done before the checks below, so that nothing
+        // changes between them and the job's insertion.
+        try await engine.hosts.admit(try SubmitValidator.validateURL(params.url))
         guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -538,18 +541,5 @@ public actor TransferManager {
 extension String {
     fileprivate func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
-    }
-}
-
-/// Keeps credentials out of logs.
-public enum Redaction {
-    /// The URL without user or password.
-    public static func url(_ url: URL) -> String {
-        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            return url.absoluteString
-        }
-        components.user = nil
-        components.password = nil
-        return components.string ?? "(url hidden)"
     }
 }

@@ -40,6 +40,9 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     public static let destinationBusy = RPCErrorCode(rawValue: 1010)
     /// The destination's filesystem has too little free space for the expected size.
     public static let insufficientSpace = RPCErrorCode(rawValue: 1011)
+    /// The URL's host, or an address it resolves to, is refused by the daemon's host rules
+    /// (`allowed_hosts`, `denied_hosts`, `local_addresses`).
+    public static let hostNotAllowed = RPCErrorCode(rawValue: 1013)
     /// The request needs a privilege the caller does not have (such as root for every user's jobs).
     public static let notPermitted = RPCErrorCode(rawValue: 1014)
 
@@ -63,6 +66,7 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
         case .limitExceeded: return "limit_exceeded"
         case .destinationBusy: return "destination_busy"
         case .insufficientSpace: return "insufficient_space"
+        case .hostNotAllowed: return "host_not_allowed"
         case .notPermitted: return "not_permitted"
         default: return "error_\(rawValue)"
         }

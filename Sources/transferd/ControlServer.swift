@@ -51,12 +51,22 @@ final class ControlServer: Service {
         self.logger = logger
     }
 
-    /// Binds `path` with the configured mode (the file is created under a umask, so it is never wider).
+    /// Binds `path` with the configured group and mode. The file is created owner-only (under a
+    /// umask) and opened to the group only once it has its group, so no other group ever reaches it.
     static func bind(path: String, router: RequestRouter, configuration: LiveConfiguration, logger: Logger) async throws -> ControlServer {
-        let mode = configuration.current.socketModeValue
-        let previous = umask(~mode & 0o777)
+        let settings = configuration.current
+        let mode = settings.socketModeValue
+        guard let group = settings.socketGroupID else {
+            throw ConfigurationError(description: "socket_group '\(settings.socketGroup)' names no group: give an existing group or a gid")
+        }
+        let previous = umask(0o177)
         defer { umask(previous) }
         let server = try await bootstrap.bind(unixDomainSocketPath: path) { accept($0, configuration: configuration) }
+        if let problem = SocketGroup.apply(group, to: path, named: settings.socketGroup) {
+            try? await server.channel.close()
+            unlink(path)
+            throw ConfigurationError(description: problem)
+        }
         chmod(path, mode)
         return ControlServer(server: server, path: path, ownsPath: true, router: router, configuration: configuration, logger: logger)
     }
@@ -99,6 +109,15 @@ final class ControlServer: Service {
         guard ownsPath else { return }
         if chmod(path, mode) != 0 {
             logger.error("cannot change the socket's mode", metadata: ["socket": "\(path)", "error": "\(String(cString: strerror(errno)))"])
+        }
+    }
+
+    /// Applies a changed `socket_group` (`named`, empty for the daemon's own) to the socket file
+    /// this process created.
+    func apply(group: gid_t, named: String) {
+        guard ownsPath else { return }
+        if let problem = SocketGroup.apply(group, to: path, named: named) {
+            logger.error("cannot change the socket's group", metadata: ["socket": "\(path)", "error": "\(problem)"])
         }
     }
 

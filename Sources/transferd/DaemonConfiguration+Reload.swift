@@ -11,6 +11,11 @@ extension DaemonConfiguration {
         applied.shutdownTimeoutSeconds = new.shutdownTimeoutSeconds
         applied.maxConnections = new.maxConnections
         applied.socketMode = new.socketMode
+        applied.socketGroup = new.socketGroup
+        // Host rules are checked at every submit, attempt and redirect.
+        applied.allowedHosts = new.allowedHosts
+        applied.deniedHosts = new.deniedHosts
+        applied.localAddresses = new.localAddresses
         // Retry limits, the idle timeout and the disk reserve are read by the core per attempt.
         applied.idleTimeoutSeconds = new.idleTimeoutSeconds
         applied.retryMaxAttempts = new.retryMaxAttempts

@@ -33,6 +33,13 @@ struct DaemonConfiguration: Sendable, Equatable {
     var maxConnectionsPerUser = 64
     var maxJobsPerUser = 10_000
     var hooks: [HookConfiguration] = []
+    /// Entries of `HostRule`'s forms; empty: any host the other rules allow.
+    var allowedHosts: [String] = []
+    var deniedHosts: [String] = []
+    /// `auto`, `allow` or `deny`: see `DaemonConfiguration+Hosts.swift`.
+    var localAddresses = "auto"
+    /// A group name or gid for the socket file; empty: the daemon's own group.
+    var socketGroup = ""
 
     /// Every key the file may hold.
     static let keys = [
@@ -43,6 +50,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes",
         "event_retention_seconds", "subscriber_queue_events", "max_subscriptions_per_connection", "hooks",
         "max_request_bytes", "max_connections_per_user", "max_jobs_per_user",
+        "allowed_hosts", "denied_hosts", "local_addresses", "socket_group",
     ]
 
     var core: CoreConfiguration {
@@ -144,6 +152,23 @@ extension DaemonConfiguration {
             guard valid(value) else { throw ConfigurationError(description: "\(key) in \(source(key)) is '\(value)': expected \(expected)") }
             return value
         }
+        /// A list: a JSON array of strings, or comma-separated in the environment.
+        func strings(_ key: String, valid: (String) -> Bool, expected: String) throws -> [String] {
+            if flags[key] == nil, let raw = environment["TRANSFERD_" + key.uppercased()], raw.trimmingCharacters(in: .whitespaces).isEmpty {
+                return []
+            }
+            guard let values = reader.stringArray(forKey: ConfigKey(key)) else {
+                if present(key) {
+                    throw ConfigurationError(description: "\(key) in \(source(key)) must be an array of strings (comma-separated in the environment): \(expected)")
+                }
+                return []
+            }
+            let entries = values.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if let invalid = entries.first(where: { !valid($0) }) {
+                throw ConfigurationError(description: "\(key) in \(source(key)) holds '\(invalid.prefix(100))': expected \(expected)")
+            }
+            return entries
+        }
         var config = DaemonConfiguration()
         config.maxConcurrentTransfers = try int("max_concurrent_transfers", config.maxConcurrentTransfers, 1...1024)
         config.finishedJobRetentionSeconds = try int("finished_job_retention_seconds", config.finishedJobRetentionSeconds, 0...(10 * 365 * 86400))
@@ -176,6 +201,22 @@ extension DaemonConfiguration {
         config.logLevel = try string(
             "log_level", config.logLevel, valid: { Logger.Level(rawValue: $0) != nil },
             expected: "one of trace, debug, info, notice, warning, error, critical")
+        let hostEntry = "host names, *.domain patterns, IP addresses or CIDR ranges, such as \"example.com\", \"*.example.com\", \"10.0.0.0/8\" or \"fd00::/8\""
+        config.allowedHosts = try strings("allowed_hosts", valid: { HostRule($0) != nil }, expected: hostEntry)
+        config.deniedHosts = try strings("denied_hosts", valid: { HostRule($0) != nil }, expected: hostEntry)
+        config.localAddresses = try string(
+            "local_addresses", config.localAddresses, valid: { ["auto", "allow", "deny"].contains($0) },
+            expected: "\"auto\" (deny for the system service, allow for a user's own daemon), \"allow\" or \"deny\"")
+        let group = "an existing group's name or a gid (the daemon's user must be a member, unless it runs as root), or \"\" for the daemon's own group"
+        if reader.string(forKey: ConfigKey("socket_group")) == nil, let gid = reader.int(forKey: ConfigKey("socket_group")) {
+            // A gid written as a JSON number.
+            guard gid >= 0, SocketGroup.id(String(gid)) != nil else {
+                throw ConfigurationError(description: "socket_group in \(source("socket_group")) is \(gid): expected \(group)")
+            }
+            config.socketGroup = String(gid)
+        } else {
+            config.socketGroup = try string("socket_group", config.socketGroup, valid: { SocketGroup.id($0) != nil }, expected: group)
+        }
         return (config, path)
     }
 }

@@ -18,6 +18,9 @@ struct ReloadService: Service {
     let logLevel: LiveLogLevel
     let manager: TransferManager
     let server: ControlServer
+    /// The engine's host rules, and how a configuration turns into them.
+    let hosts: HostGuard
+    let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy
     let logger: Logger
 
     func run() async throws {
@@ -37,6 +40,10 @@ struct ReloadService: Service {
             logLevel.set(applied.logLevelValue)
             await manager.reconfigure(applied.core)
             if applied.socketMode != old.socketMode { server.apply(mode: applied.socketModeValue) }
+            if applied.socketGroup != old.socketGroup, let gid = applied.socketGroupID {
+                server.apply(group: gid, named: applied.socketGroup)
+            }
+            hosts.replace(with: hostPolicy(applied))
             let changed = DaemonConfiguration.changedKeys(from: old, to: applied)
             let pending = DaemonConfiguration.changedKeys(from: applied, to: new)
             logger.info(

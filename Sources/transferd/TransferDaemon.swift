@@ -73,6 +73,9 @@ struct TransferDaemon: AsyncParsableCommand {
         let logger = Logger(label: "transferd")
         let live = LiveConfiguration(configuration)
         let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
+        let role = DaemonRole.detect(uid: uid, stateDirectory: statePath)
+        let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy = { $0.hostPolicy(role, file: configSource) }
+        let hosts = HostGuard(hostPolicy(configuration))
 
         let state: StateDirectory
         let journal: Journal
@@ -91,7 +94,7 @@ struct TransferDaemon: AsyncParsableCommand {
             if let delay = environment["TRANSFERD_TEST_WRITE_DELAY_USEC"].flatMap(UInt32.init) {
                 engineConfiguration.writeDelayMicroseconds = delay
             }
-            engine = TransferEngine(configuration: engineConfiguration, logger: logger)
+            engine = TransferEngine(configuration: engineConfiguration, hosts: hosts, logger: logger)
             manager = try TransferManager(
                 journal: journal, engine: engine, configuration: configuration.core, logger: logger,
                 hookSelector: HookRunner.selector(live))
@@ -118,6 +121,7 @@ struct TransferDaemon: AsyncParsableCommand {
                 "socket": "\(server.path)", "socket_activated": "\(!server.ownsPath)", "state_dir": "\(statePath)",
                 "config": "\(configSource ?? "defaults")", "jobs": "\(counts.total)", "version": "\(transferdVersion)",
                 "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
+                "local_addresses": "\(configuration.deniesLocalAddresses(role) ? "deny" : "allow")",
             ])
         await manager.start()
 
@@ -130,7 +134,7 @@ struct TransferDaemon: AsyncParsableCommand {
                     .init(
                         service: ReloadService(
                             hangups: hangups, load: { try await load().0 }, configuration: live, logLevel: level,
-                            manager: manager, server: server, logger: logger)),
+                            manager: manager, server: server, hosts: hosts, hostPolicy: hostPolicy, logger: logger)),
                     .init(
                         service: WatchdogService(
                             interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),

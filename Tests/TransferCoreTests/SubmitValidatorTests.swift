@@ -48,6 +48,59 @@ struct SubmitValidatorTests {
         #expect(throws: Never.self) { try SubmitValidator.validateHeaders(["Authorization": "Bearer x"]) }
     }
 
+    @Test(arguments: [
+        "a\r\n b", "a\n\tfolded", "a\u{0}b", "a\u{7F}", "a\u{85}b", "a\u{9B}", "a\u{2028}b", "a\u{2029}", "a\u{1B}[31m",
+    ])
+    func refusesControlCharactersInValuesWithoutQuotingTheValue(value: String) throws {
+        let secret = "Bearer hunter2-" + value
+        do {
+            try SubmitValidator.validateHeaders(["Authorization": secret])
+            Issue.record("\(value.debugDescription) was accepted")
+        } catch {
+            #expect(error.code == .invalidHeader)
+            #expect(error.message.contains("Authorization") && error.message.contains("U+"), "\(error.message)")
+            #expect(!error.message.contains("hunter2"), "the value is never quoted: \(error.message)")
+        }
+    }
+
+    @Test func acceptsTabsAndNonASCIIText() throws {
+        try SubmitValidator.validateHeaders(["X-Note": "caf\u{E9}\tau lait", "Cookie": "a=b; c=d", "X-Empty": ""])
+    }
+
+    @Test func boundsHeaderCountSizesAndRefusesDuplicatesAndHopByHopHeaders() {
+        func refuses(_ headers: [String: String], _ why: Comment) {
+            #expect(throws: RPCError.self, why) { try SubmitValidator.validateHeaders(headers) }
+        }
+        refuses(Dictionary(uniqueKeysWithValues: (0...SubmitValidator.maxHeaderCount).map { ("X-H\($0)", "v") }), "too many headers")
+        refuses(["X-Long": String(repeating: "v", count: SubmitValidator.maxHeaderValueBytes + 1)], "a value too long")
+        refuses([String(repeating: "n", count: SubmitValidator.maxHeaderNameBytes + 1): "v"], "a name too long")
+        refuses(
+            Dictionary(uniqueKeysWithValues: (0..<5).map { ("X-H\($0)", String(repeating: "v", count: SubmitValidator.maxHeaderValueBytes)) }),
+            "too many bytes in all")
+        refuses(["Authorization": "Bearer a", "authorization": "Bearer b"], "the same name twice")
+        for name in ["TE", "Upgrade", "Expect", "Keep-Alive", "Trailer", "Proxy-Connection", "Host", "Content-Length"] {
+            refuses([name: "x"], "\(name) is transferd's")
+        }
+        refuses(["X:Y": "v"], "a colon in a name")
+        refuses(["X\u{E9}": "v"], "a non-ASCII name")
+    }
+
+    @Test(arguments: ["http://exa%0d%0ample.com/", "http://exa%20mple.com/", "http://a%2Fb.example/", "http://x%40y.example/"])
+    func refusesHostsWithCharactersNoHostNameHas(url: String) {
+        #expect(throws: RPCError.self) { try SubmitValidator.validateURL(url) }
+    }
+
+    @Test func urlErrorsDoNotRepeatCredentials() {
+        for url in ["http://user:hunter2@/x", "gopher://user:hunter2@example.com/", "http://user:hunter2@exa mple.com/"] {
+            do {
+                _ = try SubmitValidator.validateURL(url)
+                Issue.record("\(url) was accepted")
+            } catch {
+                #expect(!error.message.contains("hunter2"), "\(error.message)")
+            }
+        }
+    }
+
     @Test func partialFileNameFitsInAFileName() {
         let long = "/tmp/" + String(repeating: "a", count: 215)
         let partial = PartialPath.for(destination: long, jobID: String(repeating: "b", count: 128))

@@ -24,18 +24,19 @@ public final class TestHTTPServer: Sendable {
         self.port = port
     }
 
-    /// Starts a server on 127.0.0.1 and an ephemeral port.
+    /// Starts a server on 127.0.0.1 (or `host`) and an ephemeral port.
     ///
     /// - Parameters:
     ///   - chunkSize: The size of body writes (trickling writes smaller ones).
     ///   - group: The event loops to run on; NIO's shared singleton when nil.
+    ///   - host: The address to listen on, e.g. another loopback address such as `127.0.0.2`.
     public static func start(
         chunkSize: Int = 64 * 1024,
-        group: (any EventLoopGroup)? = nil
+        group: (any EventLoopGroup)? = nil,
+        host: String = "127.0.0.1"
     ) async throws -> TestHTTPServer {
         let group = group ?? MultiThreadedEventLoopGroup.singleton
         let state = ServerState()
-        let host = "127.0.0.1"
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -73,7 +74,7 @@ public final class TestHTTPServer: Sendable {
         }
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// `http://<host>:<port>`.
     public var baseURL: String { "http://\(host):\(port)" }
 
     /// The absolute URL of `path` (which should start with `/`) on this server.

@@ -29,7 +29,11 @@ final class TestDaemon: @unchecked Sendable {
         try writeConfiguration(configuration)
     }
 
+    /// Writes `configuration`. The tests fetch from 127.0.0.1, which `local_addresses`' default
+    /// refuses to a daemon run as root (as CI runs them): unless a test sets the key, it is allowed.
     func writeConfiguration(_ configuration: [String: Any]) throws {
+        var configuration = configuration
+        if configuration["local_addresses"] == nil { configuration["local_addresses"] = "allow" }
         let data = try JSONSerialization.data(withJSONObject: configuration)
         try data.write(to: URL(fileURLWithPath: configPath))
     }

@@ -1,0 +1,59 @@
+public import Foundation
+
+/// Keeps credentials out of logs, `status` answers and error messages: a URL's user and password,
+/// and the values of query parameters named like credentials (`access_token`, `api_key`,
+/// `X-Amz-Signature`, …). Header values are never shown at all, only their names.
+public enum Redaction {
+    /// What a redacted query value reads as.
+    public static let placeholder = "REDACTED"
+
+    /// The URL without user or password, and with credential-like query values replaced.
+    public static func url(_ url: URL) -> String {
+        let query = url.query(percentEncoded: true)
+        let secretQuery = query.map(hasSecretParameter) ?? false
+        guard url.user != nil || url.password != nil || secretQuery,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else {
+            return url.absoluteString
+        }
+        components.user = nil
+        components.password = nil
+        if secretQuery, let query {
+            components.percentEncodedQuery = redactingParameters(query)
+        }
+        return components.string ?? "(URL hidden: it holds credentials)"
+    }
+
+    /// `text` as a client sent it, for messages about a URL that may not even parse.
+    public static func urlText(_ text: String) -> String {
+        if let parsed = URL(string: text), parsed.scheme != nil, parsed.host != nil { return url(parsed) }
+        guard let schemeEnd = text.range(of: "://") else { return text }
+        let rest = text[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<schemeEnd.upperBound]) + String(rest[rest.index(after: at)...])
+    }
+
+    /// Whether a query parameter (or header) name reads like a credential.
+    public static func isSecretName(_ name: String) -> Bool {
+        let lowered = (name.removingPercentEncoding ?? name).lowercased()
+        return secretNames.contains(lowered) || secretWords.contains { lowered.contains($0) }
+    }
+
+    private static let secretNames: Set<String> = ["key", "sig", "pwd", "pass", "cookie"]
+    private static let secretWords = [
+        "token", "secret", "password", "passwd", "signature", "credential", "apikey", "api_key", "api-key", "auth", "session",
+    ]
+
+    private static func hasSecretParameter(_ query: String) -> Bool {
+        query.split(separator: "&").contains { isSecretName(String($0.prefix { $0 != "=" })) }
+    }
+
+    private static func redactingParameters(_ query: String) -> String {
+        query.split(separator: "&", omittingEmptySubsequences: false).map { parameter in
+            let name = parameter.prefix { $0 != "=" }
+            guard name.count < parameter.count, isSecretName(String(name)) else { return String(parameter) }
+            return name + "=" + placeholder
+        }.joined(separator: "&")
+    }
+}
