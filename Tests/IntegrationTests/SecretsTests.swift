@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Credentials given with a job (headers, a URL's user and password, token query parameters)
-/// reach the server but nothing anyone can read back: not the log, not `status`, not errors.
+/// reach the server but nothing anyone can read back: not the log, not `status`, not events, not errors.
 @Suite("Secrets")
 struct SecretsTests {
     private func mode(_ path: String) -> mode_t? {
@@ -15,7 +15,7 @@ struct SecretsTests {
         return stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil
     }
 
-    @Test func credentialsNeverAppearInTheLogStatusOrErrors() async throws {
+    @Test func credentialsNeverAppearInTheLogStatusEventsOrErrors() async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon(configuration: ["retry_initial_delay_seconds": 0, "denied_hosts": ["127.0.0.2"]])
         defer { daemon.cleanUp() }
@@ -29,6 +29,8 @@ struct SecretsTests {
         server.serve("/away", content: content, behaviour: .redirect(to: "http://127.0.0.2:\(server.port)/plain"))
         server.serve("/slow", content: TestContent(seed: 502, size: 1 << 20), behaviour: .trickle(bytesPerSecond: 20_000))
         try await daemon.start(arguments: ["--log-level", "trace"])
+        // Every event of every job, as a subscriber reads it.
+        let events = try EventStream(socket: daemon.socketPath, .init())
 
         let headers = ["Authorization": "Bearer \(secret)", "Cookie": "session=\(secret)", "X-Api-Key": secret]
         func url(_ path: String) -> String { "http://user:\(password)@127.0.0.1:\(server.port)\(path)?access_token=\(token)&page=1" }
@@ -36,7 +38,9 @@ struct SecretsTests {
         // Completes; completes after a redirect; completes after a retry; fails (404); is refused on a redirect.
         for path in ["/plain", "/moved", "/busy", "/missing", "/away"] {
             let job = try daemon.submit(
-                .init(url: url(path), destination: daemon.destination(String(path.dropFirst())), headers: headers, retry: .init(maxAttempts: 3)))
+                .init(
+                    url: url(path), destination: daemon.destination(String(path.dropFirst())), headers: headers, retry: .init(maxAttempts: 3),
+                    session: "secrets"))
             jobs[path] = try await daemon.waitForTerminal(job.id)
         }
         #expect(jobs["/plain"]?.state == .completed)
@@ -69,6 +73,15 @@ struct SecretsTests {
             views["transferctl \(arguments.joined(separator: " "))"] = run.stdout + run.stderr
         }
         _ = try client.call(Cancel.self, .init(id: slow.id))
+        var eventLines: [String] = []
+        while !(eventLines.last.map { $0.contains(#""type":"cancelled""#) && $0.contains(slow.id) } ?? false) {
+            eventLines.append(String(decoding: try events.client.readLine(), as: UTF8.self))
+        }
+        #expect(eventLines.count > 10 && eventLines.contains { $0.contains("header_names") })
+        views["the events"] = eventLines.joined(separator: "\n")
+        let replay = try runTransferctl(["events", "--session", "secrets", "--json", "--socket", daemon.socketPath])
+        #expect(replay.stdout.split(separator: "\n").count == 5, "\(replay.stdout)")
+        views["the session's replayed events"] = replay.stdout
         views["the daemon's log"] = daemon.log
         #expect(daemon.log.contains("job accepted"), "the log holds what the daemon did")
         for (view, text) in views {
