@@ -9,11 +9,14 @@ public struct CoreConfiguration: Sendable, Equatable {
     public var retry = RetryPolicy()
     /// Bytes always left free on a destination's filesystem.
     public var diskReserveBytes: Int64 = 64 << 20
+    /// The directories downloads may land in (checked at submit and when each transfer starts).
+    public var allowedRoots: AllowedRoots = .everywhere
 
     public init(
         maxConcurrentTransfers: Int = 4, finishedJobRetention: Duration = .seconds(7 * 24 * 3600),
-        retry: RetryPolicy = RetryPolicy(), diskReserveBytes: Int64 = 64 << 20
+        retry: RetryPolicy = RetryPolicy(), diskReserveBytes: Int64 = 64 << 20, allowedRoots: AllowedRoots = .everywhere
     ) {
+        self.allowedRoots = allowedRoots
         self.maxConcurrentTransfers = maxConcurrentTransfers
         self.finishedJobRetention = finishedJobRetention
         self.retry = retry

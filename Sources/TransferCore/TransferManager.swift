@@ -92,8 +92,9 @@ public actor TransferManager {
 
     // MARK: - Requests
 
-    /// Accepts a download; returns once its record is on disk.
-    public func submit(_ params: Submit.Params, owner: UInt32) async throws(RPCError) -> Job {
+    /// Accepts a download for `owner` (uid), whose process ran with `group` (gid) when known;
+    /// returns once its record is on disk.
+    public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
         guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -109,7 +110,8 @@ public actor TransferManager {
         let url = try SubmitValidator.validateURL(params.url)
         try SubmitValidator.validateHeaders(params.headers ?? [:])
         let overwrite = params.overwrite ?? false
-        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite)
+        try SubmitValidator.validateDestination(
+            params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: DownloadOwner(uid: owner, gid: group))
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         try SubmitValidator.validateRetryLimits(params.retry)
         if let size = params.size {
@@ -121,7 +123,7 @@ public actor TransferManager {
         let id = params.id ?? newJobID()
         let job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
-            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, idChosenByClient: params.id != nil,
+            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
             retry: params.retry?.isEmpty == false ? params.retry : nil)
         nextOrder += 1
@@ -175,7 +177,7 @@ public actor TransferManager {
             queue.removeAll { $0 == id }
             retryTimers.removeValue(forKey: id)?.cancel()
             engine.forget(jobID: id)
-            unlink(job.partialPath)
+            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
         }
         job.state = .cancelled
         job.finishedAt = Date()
@@ -285,7 +287,7 @@ public actor TransferManager {
         }
         if let giveUp {
             // The engine kept the partial file for a retry that will not come.
-            unlink(job.partialPath)
+            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
             engine.forget(jobID: job.id)
             markFailed(job, JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus))
             return
@@ -362,7 +364,8 @@ public actor TransferManager {
                     partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
                     validator: job.validator, totalBytes: job.totalBytes,
                     expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
-                    deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes))
+                    deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
+                    allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup)))
         }
     }
 
