@@ -86,7 +86,7 @@ final class ControlServer: Service {
         return credentials.flatMapThrowing { credential in
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: Limits.maxRequestLineBytes)))
             let wrapped = try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
-            return ControlConnection(channel: wrapped, peer: Peer(uid: credential.uid, pid: credential.pid))
+            return ControlConnection(channel: wrapped, peer: Peer(uid: credential.uid, pid: credential.pid, gid: credential.gid))
         }
     }
 

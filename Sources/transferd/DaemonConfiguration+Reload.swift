@@ -20,6 +20,8 @@ extension DaemonConfiguration {
         applied.lowSpeedBytesPerSecond = new.lowSpeedBytesPerSecond
         applied.lowSpeedSeconds = new.lowSpeedSeconds
         applied.diskReserveBytes = new.diskReserveBytes
+        // Read at each submit and each transfer start; running transfers keep the directory they opened.
+        applied.allowedRoots = new.allowedRoots
         return applied
     }
 

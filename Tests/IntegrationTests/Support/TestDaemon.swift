@@ -17,6 +17,7 @@ final class TestDaemon: @unchecked Sendable {
     let logPath: String
 
     /// Creates the directories and writes `configuration` (JSON keys of config/transferd.json).
+    /// Unless it sets `allowed_roots`, downloads may land anywhere in the test's directory.
     init(configuration: [String: Any] = [:], name: String = #function) throws {
         let safe = name.filter { $0.isLetter || $0.isNumber }.prefix(40)
         // Unix socket paths are limited to 107 bytes: stay under /tmp.
@@ -29,7 +30,10 @@ final class TestDaemon: @unchecked Sendable {
         try writeConfiguration(configuration)
     }
 
+    /// Writes `configuration`, with `allowed_roots` set to the test's directory unless it sets them.
     func writeConfiguration(_ configuration: [String: Any]) throws {
+        var configuration = configuration
+        if configuration["allowed_roots"] == nil { configuration["allowed_roots"] = [directory] }
         let data = try JSONSerialization.data(withJSONObject: configuration)
         try data.write(to: URL(fileURLWithPath: configPath))
     }
