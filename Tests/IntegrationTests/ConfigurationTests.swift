@@ -27,6 +27,11 @@ struct ConfigurationTests {
         (#"{"socket_mode": "0777"}"#, "socket_mode"),
         (#"{"log_level": "loud"}"#, "log_level"),
         (#"[1, 2]"#, "transferd.json"),
+        (#"{"allowed_roots": "/srv/transferd"}"#, "allowed_roots"),
+        (#"{"allowed_roots": []}"#, "allowed_roots"),
+        (#"{"allowed_roots": ["srv/transferd"]}"#, "allowed_roots"),
+        (#"{"allowed_roots": ["/srv/../etc"]}"#, "allowed_roots"),
+        (#"{"allowed_roots": ["/srv/transferd", 3]}"#, "allowed_roots"),
     ])
     func anInvalidFileStopsStartUpNamingTheKey(configuration: String, named: String) throws {
         let (status, message) = try startFailing(with: configuration)
