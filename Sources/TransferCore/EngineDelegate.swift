@@ -166,7 +166,20 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// Why a transfer could not begin, and the partial file to remove if it fails for good.
     struct PrepareFailure: Error {
         var failure: TransferFailure
+        /// The partial file, when it was opened.
         var file: PartialFile?
+        /// Whether a file found at the partial file's name is someone else's, to be left alone.
+        var foundForeignFile = false
+
+        /// Removes what the failed transfer leaves: its open partial file, else whatever is at the
+        /// partial file's name, reached from an allowed root without following a link.
+        func removePartialFile(_ request: TransferRequest) {
+            if let file {
+                file.unlink()
+            } else if !foundForeignFile {
+                PartialFile.remove(request.partialPath, roots: request.allowedRoots)
+            }
+        }
     }
 
     /// Opens the destination's directory from its allowed root without following a symbolic link
@@ -191,7 +204,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         } catch {
             switch error {
             case .io(let error): return .failure(PrepareFailure(failure: diskFailure(error, writing: request.partialPath), file: nil))
-            case .foreign(let error): return .failure(PrepareFailure(failure: refusal(error, request: request), file: nil))
+            case .foreign(let error): return .failure(PrepareFailure(failure: refusal(error, request: request), file: nil, foundForeignFile: true))
             }
         }
         if let suspended, suspended.bytes == offset, suspended.inode == file.inode {
@@ -236,7 +249,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         case .cancelled:
             switch opened {
             case .success(let prepared): prepared.file.unlink()
-            case .failure(let failure): failure.file?.unlink()
+            case .failure(let failure): failure.removePartialFile(request)
             }
             events.yield(.stopped(jobID: request.jobID, bytes: 0))
             releaseStopWaitersIfIdle()
@@ -251,7 +264,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                         jobID: request.jobID, error: failure.error,
                         kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: request.totalBytes), retryAfter: nil))
             } else {
-                prepareFailure.file?.unlink()
+                prepareFailure.removePartialFile(request)
                 events.yield(.failed(jobID: request.jobID, error: failure.error))
             }
             releaseStopWaitersIfIdle()
