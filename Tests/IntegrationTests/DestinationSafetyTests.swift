@@ -114,20 +114,18 @@ struct DestinationSafetyTests {
         let confined = try Confined()
         let daemon = confined.daemon
         defer { daemon.cleanUp() }
-        // Eight seconds long, so that even a loaded machine sees it running before it ends.
-        let content = TestContent(seed: 803, size: 2 << 20)
-        server.serve("/slow", content: content, behaviour: .trickle(bytesPerSecond: 256 << 10))
+        // The server trickles the first 256 KiB, then holds the rest until the link is in place.
+        let gate = ServerGate()
+        let content = TestContent(seed: 803, size: 1 << 20)
+        server.serve("/held", content: content, behaviour: .all(.trickle(bytesPerSecond: 1 << 20), .holdAfter(bytes: 256 << 10, until: gate)))
         let directory = confined.root + "/out/dir"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try await daemon.start()
-        let job = try daemon.submit(server.url("/slow"), to: directory + "/file.bin")
-        try await waitUntil("the first bytes to arrive") {
-            let current = try daemon.job(job.id)
-            if current.state.isTerminal { throw DeadlineExceeded(description: "the job ended before the swap: \(current)") }
-            return current.bytesReceived > 0
-        }
+        let job = try daemon.submit(server.url("/held"), to: directory + "/file.bin")
+        try await waitUntil("the first bytes to be written") { try daemon.job(job.id).bytesReceived >= 256 << 10 }
         #expect(rename(directory, directory + ".moved") == 0)
         #expect(symlink(confined.sentinel, directory) == 0)
+        gate.open()
         let finished = try await daemon.waitForTerminal(job.id)
         // The transfer kept the directory it opened: the file is there, under its new name.
         #expect(finished.state == .completed, "\(String(describing: finished.error))")
@@ -142,25 +140,24 @@ struct DestinationSafetyTests {
         let confined = try Confined(configuration: ["retry_initial_delay_seconds": 0, "retry_max_delay_seconds": 1])
         let daemon = confined.daemon
         defer { daemon.cleanUp() }
-        // The connection drops after 512 KiB, two seconds in: long after the swap.
+        // 256 KiB, then the server holds until the link is in place, then drops the connection.
+        let gate = ServerGate()
         let content = TestContent(seed: 804, size: 1 << 20)
-        server.serve("/drops", content: content, behaviour: .all(.trickle(bytesPerSecond: 256 << 10), .dropAfter(bytes: 512 << 10)))
+        server.serve("/drops", content: content, behaviour: .all(.holdAfter(bytes: 256 << 10, until: gate), .dropAfter(bytes: 256 << 10)))
         let directory = confined.root + "/out/dir"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try await daemon.start()
         let job = try daemon.submit(server.url("/drops"), to: directory + "/file.bin")
-        try await waitUntil("the first bytes to arrive") { try daemon.job(job.id).bytesReceived > 0 }
+        try await waitUntil("the first bytes to be written") { try daemon.job(job.id).bytesReceived >= 256 << 10 }
         #expect(rename(directory, directory + ".moved") == 0)
         #expect(symlink(confined.sentinel, directory) == 0)
+        gate.open()
+        // The next attempt walks the path again, meets the link, and stops there.
         let finished = try await daemon.waitForTerminal(job.id)
-        if finished.state == .completed {
-            // Only if the machine was so slow that the retry began before the swap.
-            #expect(try sha256Hex(ofFile: directory + ".moved/file.bin") == content.sha256Hex())
-        } else {
-            #expect(finished.state == .failed)
-            #expect(finished.error?.code == "disk", "\(String(describing: finished.error))")
-            #expect(finished.error?.message.contains("symbolic link") == true, "\(String(describing: finished.error))")
-        }
+        #expect(finished.state == .failed)
+        #expect(finished.error?.code == "disk", "\(String(describing: finished.error))")
+        #expect(finished.error?.message.contains("\(directory) is a symbolic link") == true, "\(String(describing: finished.error))")
+        #expect(finished.attempts == 2)
         try confined.expectNothingOutside()
         try await server.shutdown()
     }
