@@ -26,10 +26,13 @@ let package = Package(
     ],
     targets: [
         .target(name: "TransferProtocol"),
+        // openat2(2), which Swift cannot reach through the variadic syscall(2).
+        .target(name: "COpenat2"),
         .target(
             name: "TransferCore",
             dependencies: [
                 "TransferProtocol",
+                "COpenat2",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
@@ -96,6 +99,6 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "COpenat2" {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

@@ -13,12 +13,15 @@ public struct CoreConfiguration: Sendable, Equatable {
     public var retry = RetryPolicy()
     /// Bytes always left free on a destination's filesystem.
     public var diskReserveBytes: Int64 = 64 << 20
+    /// The directories downloads may land in (checked at submit and when each transfer starts).
+    public var allowedRoots: AllowedRoots = .everywhere
 
     public init(
         maxConcurrentTransfers: Int = 4, finishedJobRetention: Duration = .seconds(7 * 24 * 3600),
         retry: RetryPolicy = RetryPolicy(), diskReserveBytes: Int64 = 64 << 20,
-        eventRetention: Duration = .seconds(30 * 24 * 3600), maxJobsPerUser: Int = 10_000
+        eventRetention: Duration = .seconds(30 * 24 * 3600), maxJobsPerUser: Int = 10_000, allowedRoots: AllowedRoots = .everywhere
     ) {
+        self.allowedRoots = allowedRoots
         self.maxJobsPerUser = maxJobsPerUser
         self.eventRetention = eventRetention
         self.maxConcurrentTransfers = maxConcurrentTransfers

@@ -160,7 +160,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private enum BeginDecision {
         case cancelled
         case stopped(kept: Int64)
-        case failed(FileIOError)
+        case failed(PrepareFailure)
         case refused(TransferFailure)
         case run(TransferContext)
     }
@@ -169,7 +169,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private enum Preparation {
         /// The host rules refuse the URL (or its name does not resolve): nothing was opened.
         case refused(TransferFailure)
-        case opened(Result<PreparedFile, FileIOError>)
+        case opened(Result<PreparedFile, PrepareFailure>)
     }
 
     /// A partial file opened and cut back to the bytes a transfer continues after, with their digest.
@@ -180,19 +180,65 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         var announcedDigest: AnnouncedDigest?
     }
 
-    /// Opens the partial file (cut back to the resume point) and gets the digest of the bytes it
-    /// keeps: from memory after an interruption in this run, else by reading them once.
-    static func prepare(_ request: TransferRequest, suspended: SuspendedDigest?) -> Result<PreparedFile, FileIOError> {
-        do throws(FileIOError) {
-            let (file, offset) = try PartialFile.open(path: request.partialPath, keeping: request.validator == nil ? 0 : request.resumeFrom)
-            if let suspended, suspended.bytes == offset, suspended.inode == file.inode {
-                return .success(PreparedFile(file: file, offset: offset, digest: suspended.digest, announcedDigest: suspended.announcedDigest))
+    /// Why a transfer could not begin, and the partial file to remove if it fails for good.
+    struct PrepareFailure: Error {
+        var failure: TransferFailure
+        /// The partial file, when it was opened.
+        var file: PartialFile?
+        /// Whether a file found at the partial file's name is someone else's, to be left alone.
+        var foundForeignFile = false
+
+        /// Removes what the failed transfer leaves: its open partial file, else whatever is at the
+        /// partial file's name, reached from an allowed root without following a link.
+        func removePartialFile(_ request: TransferRequest) {
+            if let file {
+                file.unlink()
+            } else if !foundForeignFile {
+                PartialFile.remove(request.partialPath, roots: request.allowedRoots)
             }
+        }
+    }
+
+    /// Opens the destination's directory from its allowed root without following a symbolic link
+    /// (checking the owner's access when the daemon writes for another user), opens the partial
+    /// file in it (cut back to the resume point) and gets the digest of the bytes it keeps: from
+    /// memory after an interruption in this run, else by reading them once.
+    static func prepare(_ request: TransferRequest, suspended: SuspendedDigest?) -> Result<PreparedFile, PrepareFailure> {
+        let directory: DirectoryHandle
+        let destination: DestinationPath
+        do throws(DestinationError) {
+            destination = try DestinationPath.parse(request.destination, roots: request.allowedRoots)
+            directory = try DirectoryWalker.open(destination, access: request.owner?.accessToCheck())
+        } catch {
+            return .failure(PrepareFailure(failure: refusal(error, request: request), file: nil))
+        }
+        let file: PartialFile
+        let offset: Int64
+        do throws(PartialFile.OpenError) {
+            (file, offset) = try PartialFile.open(
+                in: directory, name: PartialPath.name(for: destination.name, jobID: request.jobID),
+                keeping: request.validator == nil ? 0 : request.resumeFrom, owner: request.owner)
+        } catch {
+            switch error {
+            case .io(let error): return .failure(PrepareFailure(failure: diskFailure(error, writing: request.partialPath), file: nil))
+            case .foreign(let error): return .failure(PrepareFailure(failure: refusal(error, request: request), file: nil, foundForeignFile: true))
+            }
+        }
+        if let suspended, suspended.bytes == offset, suspended.inode == file.inode {
+            return .success(PreparedFile(file: file, offset: offset, digest: suspended.digest, announcedDigest: suspended.announcedDigest))
+        }
+        do throws(FileIOError) {
             let digest = try FileDigest.ofPrefix(fd: file.fd, path: file.path, length: offset)
             return .success(PreparedFile(file: file, offset: offset, digest: digest, announcedDigest: nil))
         } catch {
-            return .failure(error)
+            return .failure(PrepareFailure(failure: diskFailure(error, writing: file.path), file: file))
         }
+    }
+
+    /// A destination that may no longer be written (a root was removed from the configuration, a
+    /// symbolic link or a foreign file appeared, the owner lost access): the job fails.
+    static func refusal(_ error: DestinationError, request: TransferRequest) -> TransferFailure {
+        .permanent(JobError(code: "disk", message: "cannot write \(request.destination): \(error.message)"))
     }
 
     /// Runs on the delegate queue. Decides under one lock whether the transfer runs, so a cancel
@@ -220,21 +266,25 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
         switch decision {
         case .cancelled:
-            unlink(request.partialPath)
+            switch preparation {
+            case .opened(.success(let prepared)): prepared.file.unlink()
+            case .opened(.failure(let failure)): failure.removePartialFile(request)
+            case .refused: PartialFile.remove(request.partialPath, roots: request.allowedRoots)
+            }
             events.yield(.stopped(jobID: request.jobID, bytes: 0))
             releaseStopWaitersIfIdle()
         case .stopped(let kept):
             events.yield(.stopped(jobID: request.jobID, bytes: kept))
             releaseStopWaitersIfIdle()
-        case .failed(let error):
-            let failure = Self.diskFailure(error, writing: request.partialPath)
+        case .failed(let prepareFailure):
+            let failure = prepareFailure.failure
             if failure.retryable {
                 events.yield(
                     .interrupted(
                         jobID: request.jobID, error: failure.error,
                         kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: request.totalBytes), retryAfter: nil))
             } else {
-                unlink(request.partialPath)
+                prepareFailure.removePartialFile(request)
                 events.yield(.failed(jobID: request.jobID, error: failure.error))
             }
             releaseStopWaitersIfIdle()
@@ -246,7 +296,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                     bytes: request.validator == nil ? 0 : request.resumeFrom, validator: request.validator, totalBytes: request.totalBytes)
                 events.yield(.interrupted(jobID: request.jobID, error: failure.error, kept: kept, retryAfter: nil))
             } else {
-                unlink(request.partialPath)
+                PartialFile.remove(request.partialPath, roots: request.allowedRoots)
                 logger.warning("transfer refused by the host rules", metadata: ["job": "\(request.jobID)", "error": "\(failure.error.message)"])
                 events.yield(.failed(jobID: request.jobID, error: failure.error))
             }
@@ -472,9 +522,9 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
         guard !context.checkedSpace else { return nil }
         context.checkedSpace = true
-        let directory = FileIO.parentDirectory(of: context.file.path)
+        let directory = context.file.directory.path
         let needed = total - context.offset
-        guard let available = FileIO.availableBytes(directory),
+        guard let available = context.file.directory.availableBytes(),
             available - context.request.diskReserveBytes < needed
         else { return nil }
         return .transient(
@@ -792,7 +842,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     private func finishCancelled(_ context: TransferContext) {
-        unlink(context.file.path)
+        context.file.unlink()
         events.yield(.stopped(jobID: context.request.jobID, bytes: 0))
         remove(context)
     }
@@ -883,7 +933,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     private func fail(_ context: TransferContext, _ error: JobError) {
         forget(jobID: context.request.jobID)
-        unlink(context.file.path)
+        context.file.unlink()
         logger.warning("transfer failed", metadata: ["job": "\(context.request.jobID)", "error": "\(error.message)"])
         events.yield(.failed(jobID: context.request.jobID, error: error))
         remove(context)
@@ -912,15 +962,19 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 self.fail(context, mismatch)
                 return
             }
+            if let refused = Self.landingRefusal(file: file, request: request) {
+                self.fail(context, refused)
+                return
+            }
             do throws(FileIOError) {
                 // Partial files are private; the landed file gets the mode the daemon's umask allows.
                 guard fchmod(file.fd, 0o666 & ~Self.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
                 try FileIO.fsync(file.fd, path: file.path)
-                try Self.moveIntoPlace(file.path, request.destination, overwrite: request.overwrite)
-                try FileIO.syncDirectory(FileIO.parentDirectory(of: request.destination))
+                try Self.moveIntoPlace(file, named: FileIO.lastComponent(of: request.destination), overwrite: request.overwrite)
+                try file.directory.sync()
                 self.events.yield(.completed(jobID: request.jobID, bytes: bytes, sha256: sha256))
             } catch {
-                unlink(file.path)
+                file.unlink()
                 let jobError: JobError
                 if error.errno == EEXIST {
                     jobError = JobError(
@@ -968,23 +1022,46 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 + "says \(announced.hex); the file was damaged on the way or changed meanwhile, and nothing was written to \(request.destination)")
     }
 
+    /// Why a finished file must not be moved to its destination, if it must not: its partial
+    /// name no longer refers to it (someone who may write the directory replaced it), or the
+    /// destination to overwrite belongs to another user in a sticky directory.
+    private static func landingRefusal(file: PartialFile, request: TransferRequest) -> JobError? {
+        guard file.isInPlace else {
+            return JobError(
+                code: "disk",
+                message: "the partial file \(file.path) was removed or replaced while the download ran, so nothing was moved to "
+                    + "\(request.destination): submit the job again")
+        }
+        guard request.overwrite, let access = request.owner?.accessToCheck(),
+            let existing = file.directory.status(of: FileIO.lastComponent(of: request.destination)),
+            let directory = try? file.directory.status(), !access.mayReplace(existing, in: directory)
+        else { return nil }
+        return JobError(
+            code: "disk",
+            message: "\(request.destination) appeared while the download ran and belongs to uid \(existing.st_uid) in a sticky directory, "
+                + "so only its owner may replace it; it was left alone")
+    }
+
     /// Renames the partial file over the destination, or, without overwrite, links it there
-    /// (which fails if the destination exists) and removes the partial name.
-    private static func moveIntoPlace(_ partial: String, _ destination: String, overwrite: Bool) throws(FileIOError) {
+    /// (which fails if the destination exists) and removes the partial name. Both work inside the
+    /// directory opened when the transfer started, whatever its path leads to now.
+    private static func moveIntoPlace(_ file: PartialFile, named destination: String, overwrite: Bool) throws(FileIOError) {
+        let directory = file.directory
+        let target = directory.pathOf(destination)
         if overwrite {
-            guard rename(partial, destination) == 0 else { throw FileIOError("rename", destination) }
+            guard renameat(directory.fd, file.name, directory.fd, destination) == 0 else { throw FileIOError("rename", target) }
             return
         }
-        if link(partial, destination) == 0 {
-            unlink(partial)
+        if linkat(directory.fd, file.name, directory.fd, destination, 0) == 0 {
+            directory.remove(file.name)
             return
         }
-        let failure = FileIOError("link", destination)
+        let failure = FileIOError("link", target)
         // Filesystems without hard links (vfat, some FUSE mounts): check, then rename. The window
         // between the two is tiny, and only a file created in it by someone else could be replaced.
         guard [EPERM, EOPNOTSUPP, EMLINK, ENOSYS].contains(failure.errno) else { throw failure }
-        guard access(destination, F_OK) != 0 else { throw FileIOError("link", destination, errno: EEXIST) }
-        guard rename(partial, destination) == 0 else { throw FileIOError("rename", destination) }
+        guard directory.status(of: destination) == nil else { throw FileIOError("link", target, errno: EEXIST) }
+        guard renameat(directory.fd, file.name, directory.fd, destination) == 0 else { throw FileIOError("rename", target) }
     }
 
     // MARK: - Helpers

@@ -53,13 +53,22 @@ public struct TransferRequest: Sendable {
     /// Bytes to leave free on the destination's filesystem: a download that would eat into them
     /// waits for space instead of starting.
     public var diskReserveBytes: Int64
+    /// Where the destination may be: its directory is opened from one of these roots without
+    /// following a symbolic link when the transfer starts, and the transfer works inside it.
+    public var allowedRoots: AllowedRoots
+    /// Who the download is for; nil for the daemon's own user. Decides the access check at start
+    /// and, when the daemon runs as root, who owns the file.
+    public var owner: DownloadOwner?
 
     public init(
         jobID: String, url: URL, headers: [String: String], destination: String, partialPath: String,
         overwrite: Bool, resumeFrom: Int64 = 0, validator: String? = nil, totalBytes: Int64? = nil,
         expectedSha256: String? = nil, expectedSize: Int64? = nil,
-        limits: EffectiveRetryLimits = RetryPolicy().limits(for: nil), deadline: Date? = nil, diskReserveBytes: Int64 = 0
+        limits: EffectiveRetryLimits = RetryPolicy().limits(for: nil), deadline: Date? = nil, diskReserveBytes: Int64 = 0,
+        allowedRoots: AllowedRoots, owner: DownloadOwner? = nil
     ) {
+        self.allowedRoots = allowedRoots
+        self.owner = owner
         self.diskReserveBytes = diskReserveBytes
         self.expectedSha256 = expectedSha256
         self.expectedSize = expectedSize

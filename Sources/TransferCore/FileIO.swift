@@ -95,6 +95,12 @@ enum FileIO {
         return overflow ? Int64.max : product
     }
 
+    /// The file name at the end of a path: `c` for `/a/b/c`.
+    static func lastComponent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
     /// The directory part of an absolute path: `/a/b` for `/a/b/c`, `/` for `/c`.
     static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }

@@ -13,6 +13,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var headers: [String: String]
     public var overwrite: Bool
     public var owner: UInt32
+    /// The group the submitting process ran with (`SO_PEERCRED`), when known.
+    public var ownerGroup: UInt32?
     /// Whether the client chose the id (so a resubmission with it is idempotent).
     public var idChosenByClient: Bool
     public var createdAt: Date
@@ -87,10 +89,15 @@ public enum PartialPath {
     public static func `for`(destination: String, jobID: String) -> String {
         let slash = destination.lastIndex(of: "/") ?? destination.startIndex
         let directory = String(destination[..<slash])
-        var name = String(destination[destination.index(after: slash)...])
+        return directory + "/" + name(for: String(destination[destination.index(after: slash)...]), jobID: jobID)
+    }
+
+    /// The partial file's name beside a destination named `name`: `.<name>.<job id>.part`.
+    public static func name(for name: String, jobID: String) -> String {
+        var name = name
         let suffix = ".\(jobID).part"
         let budget = 255 - 1 - suffix.utf8.count
         while name.utf8.count > budget { name.removeLast() }
-        return directory + "/." + name + suffix
+        return "." + name + suffix
     }
 }

@@ -107,53 +107,39 @@ enum SubmitValidator {
         }
     }
 
-    /// Checks the path's form and what is on disk now.
-    static func validateDestination(_ path: String, overwrite: Bool) throws(RPCError) {
-        guard path.hasPrefix("/") else {
-            throw RPCError(.invalidDestination, "destination '\(path.prefix(200))' is not an absolute path: give the full path, starting with /")
+    /// Checks the path's form (absolute, no NUL, `.` or `..`, within PATH_MAX and NAME_MAX, inside
+    /// one of `roots`), then walks to its directory from that root without following a symbolic
+    /// link, and checks what is there now. When the daemon writes for another user, `owner` must be
+    /// able to enter each directory from the root down, write the last one, and replace an
+    /// existing file.
+    static func validateDestination(_ path: String, overwrite: Bool, roots: AllowedRoots, owner: DownloadOwner) throws(RPCError) {
+        let destination: DestinationPath
+        let directory: DirectoryHandle
+        let access = owner.accessToCheck()
+        do throws(DestinationError) {
+            destination = try DestinationPath.parse(path, roots: roots)
+            directory = try DirectoryWalker.open(destination, access: access)
+        } catch {
+            throw RPCError(.invalidDestination, error.message)
         }
-        guard !path.utf8.contains(0) else {
-            throw RPCError(.invalidDestination, "destination contains a NUL byte")
+        guard let existing = directory.status(of: destination.name) else { return }
+        if (existing.st_mode & S_IFMT) == S_IFLNK {
+            throw RPCError(
+                .invalidDestination,
+                "destination \(path) is a symbolic link, and transferd follows none below an allowed root (\(destination.root)): "
+                    + "remove the link, or give the path of the real file")
         }
-        guard path.utf8.count < PATH_MAX else {
-            throw RPCError(.invalidDestination, "destination is longer than \(PATH_MAX - 1) bytes")
+        guard (existing.st_mode & S_IFMT) == S_IFREG else {
+            throw RPCError(.invalidDestination, "destination \(path) exists and is not a regular file; transferd replaces only regular files")
         }
-        let components = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard let name = components.last, !name.isEmpty else {
-            throw RPCError(.invalidDestination, "destination '\(path)' names a directory: add the file name")
+        guard overwrite else {
+            throw RPCError(.destinationExists, "destination \(path) already exists: remove it, or submit with overwrite (transferctl submit --overwrite) to replace it")
         }
-        for component in components {
-            guard component != "..", component != "." else {
-                throw RPCError(.invalidDestination, "destination '\(path)' contains '\(component)': give a path without . or .. components")
-            }
-            guard component.utf8.count <= 255 - 40 else {
-                throw RPCError(.invalidDestination, "a component of destination '\(path.prefix(100))…' is longer than 215 bytes")
-            }
-        }
-        let directory = FileIO.parentDirectory(of: path)
-        var info = stat()
-        guard stat(directory, &info) == 0 else {
-            let code = errno
-            let reason = String(cString: strerror(code))
-            let fix: String
-            switch code {
-            case ENOENT: fix = "create it first"
-            case EACCES: fix = "make it reachable by the transferd service's user, or choose another directory"
-            case ENOTDIR: fix = "a component of that path is a file, not a directory"
-            default: fix = "choose another directory"
-            }
-            throw RPCError(.invalidDestination, "the directory \(directory) of the destination cannot be used (\(reason)): \(fix)")
-        }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw RPCError(.invalidDestination, "\(directory) is not a directory")
-        }
-        if lstat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFREG else {
-                throw RPCError(.invalidDestination, "destination \(path) exists and is not a regular file; transferd replaces only regular files")
-            }
-            guard overwrite else {
-                throw RPCError(.destinationExists, "destination \(path) already exists: remove it, or submit with overwrite (transferctl submit --overwrite) to replace it")
-            }
+        if let access, let info = try? directory.status(), !access.mayReplace(existing, in: info) {
+            throw RPCError(
+                .invalidDestination,
+                "destination \(path) belongs to uid \(existing.st_uid) and \(destination.directory) is sticky, so only its owner may "
+                    + "replace it: remove it as its owner, or choose another name")
         }
     }
 

@@ -134,8 +134,9 @@ public actor TransferManager {
 
     // MARK: - Requests
 
-    /// Accepts a download; returns once its record is on disk.
-    public func submit(_ params: Submit.Params, owner: UInt32) async throws(RPCError) -> Job {
+    /// Accepts a download for `owner` (uid), whose process ran with `group` (gid) when known;
+    /// returns once its record is on disk.
+    public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
         // The host check may resolve a name: done before the checks below, so that nothing
         // changes between them and the job's insertion.
         try await engine.hosts.admit(try SubmitValidator.validateURL(params.url))
@@ -154,7 +155,8 @@ public actor TransferManager {
         let url = try SubmitValidator.validateURL(params.url)
         try SubmitValidator.validateHeaders(params.headers ?? [:])
         let overwrite = params.overwrite ?? false
-        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite)
+        try SubmitValidator.validateDestination(
+            params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: DownloadOwner(uid: owner, gid: group))
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
@@ -174,7 +176,7 @@ public actor TransferManager {
         let id = params.id ?? newJobID()
         let job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
-            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, idChosenByClient: params.id != nil,
+            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
         nextOrder += 1
@@ -232,7 +234,7 @@ public actor TransferManager {
             queue.removeAll { $0 == id }
             retryTimers.removeValue(forKey: id)?.cancel()
             engine.forget(jobID: id)
-            unlink(job.partialPath)
+            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
         }
         job.state = .cancelled
         job.finishedAt = Date()
@@ -346,7 +348,7 @@ public actor TransferManager {
         }
         if let giveUp {
             // The engine kept the partial file for a retry that will not come.
-            unlink(job.partialPath)
+            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
             engine.forget(jobID: job.id)
             markFailed(job, JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus))
             return
@@ -429,7 +431,8 @@ public actor TransferManager {
                     partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
                     validator: job.validator, totalBytes: job.totalBytes,
                     expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
-                    deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes))
+                    deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
+                    allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup)))
         }
     }
 

@@ -100,7 +100,7 @@ final class ControlServer: Service {
             let maxLength = configuration.current.maxRequestBytes
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: maxLength)))
             let wrapped = try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
-            return ControlConnection(channel: wrapped, peer: Peer(uid: credential.uid, pid: credential.pid))
+            return ControlConnection(channel: wrapped, peer: Peer(uid: credential.uid, pid: credential.pid, gid: credential.gid))
         }
     }
 

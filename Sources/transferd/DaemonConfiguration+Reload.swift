@@ -34,6 +34,8 @@ extension DaemonConfiguration {
         applied.maxRequestBytes = new.maxRequestBytes
         applied.maxConnectionsPerUser = new.maxConnectionsPerUser
         applied.maxJobsPerUser = new.maxJobsPerUser
+        // Read at each submit and each transfer start; running transfers keep the directory they opened.
+        applied.allowedRoots = new.allowedRoots
         return applied
     }
 

@@ -40,6 +40,10 @@ struct DaemonConfiguration: Sendable, Equatable {
     var localAddresses = "auto"
     /// A group name or gid for the socket file; empty: the daemon's own group.
     var socketGroup = ""
+    var allowedRoots = AllowedRoots(systemAllowedRoots)
+
+    /// Where the system service's downloads may land unless `allowed_roots` says otherwise.
+    static let systemAllowedRoots = ["/srv/transferd"]
 
     /// Every key the file may hold.
     static let keys = [
@@ -47,7 +51,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         "checkpoint_interval_seconds", "idle_timeout_seconds", "socket_mode", "log_level",
         "shutdown_timeout_seconds", "max_connections", "retention_sweep_seconds",
         "retry_max_attempts", "retry_max_time_seconds", "retry_initial_delay_seconds", "retry_max_delay_seconds",
-        "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes",
+        "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes", "allowed_roots",
         "event_retention_seconds", "subscriber_queue_events", "max_subscriptions_per_connection", "hooks",
         "max_request_bytes", "max_connections_per_user", "max_jobs_per_user",
         "allowed_hosts", "denied_hosts", "local_addresses", "socket_group",
@@ -66,7 +70,7 @@ struct DaemonConfiguration: Sendable, Equatable {
             maxConcurrentTransfers: maxConcurrentTransfers,
             finishedJobRetention: .seconds(finishedJobRetentionSeconds),
             retry: retry, diskReserveBytes: Int64(diskReserveBytes), eventRetention: .seconds(eventRetentionSeconds),
-            maxJobsPerUser: maxJobsPerUser)
+            maxJobsPerUser: maxJobsPerUser, allowedRoots: allowedRoots)
     }
 
     var engine: EngineConfiguration {
@@ -90,10 +94,26 @@ struct ConfigurationError: Error, CustomStringConvertible {
 }
 
 extension DaemonConfiguration {
+    /// `allowed_roots` when none is configured, and whether the daemon is the system service: one
+    /// running as root or on the system state directory may write to /srv/transferd; a user's own
+    /// daemon to the user's home and /tmp.
+    static func defaultAllowedRoots(uid: UInt32, environment: [String: String], stateDirectory: String) -> (roots: [String], system: Bool) {
+        // The same rule as the host defaults: one answer to "is this the system service?".
+        if DaemonRole.detect(uid: uid, stateDirectory: AllowedRoots.normalize(stateDirectory) ?? stateDirectory) == .systemService {
+            return (systemAllowedRoots, true)
+        }
+        let home = environment["HOME"].flatMap(AllowedRoots.normalize) ?? AllowedRoots.normalize(FileManager.default.homeDirectoryForCurrentUser.path)
+        // A home of / (some service accounts) would allow everything.
+        guard let home, home != "/", home != "/tmp" else { return (["/tmp"], false) }
+        return ([home, "/tmp"], false)
+    }
+
     /// Loads the file at `path` (when given or when the system file exists), the environment, and
     /// `flags` (values given on the command line, by key), each overriding the one before.
+    /// `stateDirectory` and `uid` decide the default of `allowed_roots`.
     static func load(
-        path explicitPath: String?, environment: [String: String], flags: [String: ConfigContent] = [:]
+        path explicitPath: String?, environment: [String: String], flags: [String: ConfigContent] = [:],
+        stateDirectory: String? = nil, uid: UInt32 = getuid()
     ) async throws -> (DaemonConfiguration, String?) {
         var path = explicitPath ?? environment["TRANSFERD_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         if path == nil, FileManager.default.fileExists(atPath: DefaultPaths.systemConfigFile) {
@@ -105,7 +125,8 @@ extension DaemonConfiguration {
             InMemoryProvider(
                 name: "flags",
                 values: Dictionary(uniqueKeysWithValues: flags.map { (AbsoluteConfigKey([$0.key]), ConfigValue($0.value, isSecret: false)) })),
-            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["transferd"]),
+            // Lists (allowed_roots, allowed_hosts, denied_hosts) are comma-separated: IPv6 addresses hold colons.
+            EnvironmentVariablesProvider(environmentVariables: environment, arraySeparator: ",").prefixKeys(with: ["transferd"]),
         ]
         if let path {
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -120,6 +141,11 @@ extension DaemonConfiguration {
             }
             // Hooks name commands to run, so they come from the file only, never the environment or a client.
             hooks = try HookConfiguration.parse(object["hooks"], file: path)
+            // Checked here, as the file provider refuses a mixed list without naming the key.
+            if let roots = object["allowed_roots"], (roots as? [String])?.isEmpty != false {
+                throw ConfigurationError(
+                    description: "allowed_roots in \(path) must be a non-empty list of absolute directory paths, such as [\"/srv/transferd\"]")
+            }
             providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(path)))
         }
         let reader = ConfigReader(providers: providers)
@@ -169,7 +195,38 @@ extension DaemonConfiguration {
             }
             return entries
         }
+        /// The directories downloads may land in: each an absolute path without `.` or `..`.
+        func roots(_ key: String, _ fallback: [String], system: Bool) throws -> AllowedRoots {
+            let values: [String]
+            if let value = reader.stringArray(forKey: ConfigKey(key)) {
+                values = value
+            } else if present(key) {
+                throw ConfigurationError(
+                    description: "\(key) in \(source(key)) must be a list of absolute directory paths (in the environment: separated by commas)")
+            } else {
+                values = fallback
+            }
+            guard !values.isEmpty else {
+                throw ConfigurationError(description: "\(key) in \(source(key)) is empty: name at least one directory downloads may land in, such as /srv/transferd")
+            }
+            if let bad = values.first(where: { AllowedRoots.normalize($0) == nil }) {
+                throw ConfigurationError(
+                    description: "\(key) in \(source(key)) holds '\(bad.prefix(200))': each entry must be an absolute path without . or .. components")
+            }
+            let setting: String
+            if flags[key] == nil, environment["TRANSFERD_" + key.uppercased()] != nil {
+                setting = "TRANSFERD_\(key.uppercased()) (comma-separated)"
+            } else if let file = path ?? (system ? DefaultPaths.systemConfigFile : nil) {
+                setting = "\(key) in \(file)"
+            } else {
+                setting = "\(key) in a configuration file (transferd --config FILE)"
+            }
+            return AllowedRoots(values, setting: setting)
+        }
         var config = DaemonConfiguration()
+        let defaults = defaultAllowedRoots(
+            uid: uid, environment: environment, stateDirectory: stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid))
+        config.allowedRoots = try roots("allowed_roots", defaults.roots, system: defaults.system)
         config.maxConcurrentTransfers = try int("max_concurrent_transfers", config.maxConcurrentTransfers, 1...1024)
         config.finishedJobRetentionSeconds = try int("finished_job_retention_seconds", config.finishedJobRetentionSeconds, 0...(10 * 365 * 86400))
         config.checkpointBytes = try int("checkpoint_bytes", config.checkpointBytes, (64 << 10)...(1 << 34))

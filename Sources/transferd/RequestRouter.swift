@@ -8,6 +8,7 @@ import TransferProtocol
 struct Peer: Sendable {
     var uid: UInt32
     var pid: Int32
+    var gid: UInt32? = nil
 }
 
 /// Reads one JSON-RPC request line, calls the method's handler, and writes the response line.

@@ -56,8 +56,9 @@ struct TransferDaemon: AsyncParsableCommand {
         let uid = getuid()
         let configPath = config
         let flags = configurationFlags
+        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
         let load: @Sendable () async throws -> (DaemonConfiguration, String?) = {
-            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags)
+            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags, stateDirectory: statePath, uid: uid)
         }
         let configuration: DaemonConfiguration
         let configSource: String?
@@ -72,10 +73,14 @@ struct TransferDaemon: AsyncParsableCommand {
         LogDestination.detect(environment: environment).bootstrap(level: level)
         let logger = Logger(label: "transferd")
         let live = LiveConfiguration(configuration)
-        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
         let role = DaemonRole.detect(uid: uid, stateDirectory: statePath)
         let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy = { $0.hostPolicy(role, file: configSource) }
         let hosts = HostGuard(hostPolicy(configuration))
+        for root in configuration.allowedRoots.paths where !FileManager.default.fileExists(atPath: root) {
+            logger.warning(
+                "an allowed root does not exist: submits there are refused until it does",
+                metadata: ["root": "\(root)", "setting": "\(configuration.allowedRoots.setting)"])
+        }
 
         let state: StateDirectory
         let journal: Journal
@@ -122,6 +127,7 @@ struct TransferDaemon: AsyncParsableCommand {
                 "config": "\(configSource ?? "defaults")", "jobs": "\(counts.total)", "version": "\(transferdVersion)",
                 "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
                 "local_addresses": "\(configuration.deniesLocalAddresses(role) ? "deny" : "allow")",
+                "allowed_roots": "\(configuration.allowedRoots)",
             ])
         await manager.start()
 

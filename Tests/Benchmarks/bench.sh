@@ -284,7 +284,8 @@ start_daemon() { # NAME [ENV=VALUE...]: sets DAEMON_PID and DAEMON_SOCKET
     if ((${#DAEMON_SOCKET} > 100)); then
         DAEMON_SOCKET=$(mktemp -u /tmp/transferd-bench.XXXXXX.sock)
     fi
-    printf '{"max_concurrent_transfers": 4, "log_level": "info"}\n' >"$dir/transferd.json"
+    # Downloads land in the scratch directory, which must be an allowed root.
+    printf '{"max_concurrent_transfers": 4, "log_level": "info", "allowed_roots": ["%s"]}\n' "$SCRATCH" >"$dir/transferd.json"
     # Keep TRANSFERD_* settings of the caller's environment out of the daemon's configuration.
     local unset_env=() var
     for var in $(compgen -e); do [[ $var == TRANSFERD_* ]] && unset_env+=(-u "$var"); done

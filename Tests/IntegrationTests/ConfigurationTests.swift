@@ -38,6 +38,11 @@ struct ConfigurationTests {
         (#"{"hooks": {"h": {"session": "s", "command": ["/nonexistent/hook"]}}}"#, "/nonexistent/hook is not an executable file"),
         (#"{"hooks": {"h": {"session": "s", "command": ["/bin/true"], "on": ["running"]}}}"#, "use completed, failed or cancelled"),
         (#"{"hooks": {"h": {"session": "s", "command": ["/bin/true"], "shell": "x"}}}"#, "unknown field 'shell'"),
+        (#"{"allowed_roots": "/srv/transferd"}"#, "allowed_roots"),
+        (#"{"allowed_roots": []}"#, "allowed_roots"),
+        (#"{"allowed_roots": ["srv/transferd"]}"#, "allowed_roots"),
+        (#"{"allowed_roots": ["/srv/../etc"]}"#, "allowed_roots"),
+        (#"{"allowed_roots": ["/srv/transferd", 3]}"#, "allowed_roots"),
     ])
     func anInvalidFileStopsStartUpNamingTheKey(configuration: String, named: String) throws {
         let (status, message) = try startFailing(with: configuration)

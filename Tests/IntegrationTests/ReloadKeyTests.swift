@@ -1,4 +1,5 @@
 import Testing
+import TransferCore
 @testable import transferd
 
 /// What a reload applies and reports.
@@ -17,5 +18,25 @@ struct ReloadKeyTests {
         let applied = DaemonConfiguration().applyingLiveKeys(from: new)
         #expect(applied.maxConcurrentTransfers == 9)
         #expect(DaemonConfiguration.changedKeys(from: applied, to: new) == ["checkpoint_bytes"], "engine settings wait for a restart")
+    }
+
+    @Test func allowedRootsApplyAtOnce() {
+        var new = DaemonConfiguration()
+        new.allowedRoots = AllowedRoots(["/data/downloads"])
+        let applied = DaemonConfiguration().applyingLiveKeys(from: new)
+        #expect(applied.allowedRoots.paths == ["/data/downloads"])
+        #expect(DaemonConfiguration.changedKeys(from: DaemonConfiguration(), to: applied) == ["allowed_roots"])
+    }
+
+    @Test func theDefaultRootsDependOnWhoRunsTheDaemon() {
+        let user = ["HOME": "/home/alice"]
+        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 0, environment: user, stateDirectory: "/var/lib/transferd") == (["/srv/transferd"], true))
+        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 0, environment: user, stateDirectory: "/tmp/state") == (["/srv/transferd"], true))
+        // The system unit: its own user, the system state directory.
+        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 999, environment: user, stateDirectory: "/var/lib/transferd/") == (["/srv/transferd"], true))
+        #expect(
+            DaemonConfiguration.defaultAllowedRoots(uid: 1000, environment: user, stateDirectory: "/home/alice/.local/state/transferd")
+                == (["/home/alice", "/tmp"], false))
+        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 1000, environment: ["HOME": "/"], stateDirectory: "/x") == (["/tmp"], false))
     }
 }

@@ -1,10 +1,18 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 import TransferProtocol
 @testable import TransferCore
 
 @Suite("Submit validation")
 struct SubmitValidatorTests {
+    /// Validates as the test's own user, with `roots` (anywhere by default).
+    private func validate(_ path: String, overwrite: Bool = false, roots: AllowedRoots = .everywhere) throws(RPCError) {
+        try SubmitValidator.validateDestination(path, overwrite: overwrite, roots: roots, owner: DownloadOwner(uid: geteuid(), gid: nil))
+    }
+
     @Test(arguments: ["ftp://example.com/x", "file:///etc/passwd", "not a url", "http://", "/relative"])
     func refusesURLsThatAreNotHTTP(url: String) {
         #expect(throws: RPCError.self) { try SubmitValidator.validateURL(url) }
@@ -18,7 +26,7 @@ struct SubmitValidatorTests {
     @Test func refusesRelativeAndDotDestinations() throws {
         for path in ["relative/file", "/tmp/../etc/x", "/tmp/./x", "/tmp/dir/", "/no/such/directory/file"] {
             do {
-                try SubmitValidator.validateDestination(path, overwrite: false)
+                try validate(path)
                 Issue.record("\(path) was accepted")
             } catch {
                 #expect(error.code == .invalidDestination, "\(path): \(error.message)")
@@ -32,13 +40,46 @@ struct SubmitValidatorTests {
         let path = directory.file("exists")
         _ = FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
         do {
-            try SubmitValidator.validateDestination(path, overwrite: false)
+            try validate(path)
             Issue.record("an existing file was accepted without overwrite")
         } catch {
             #expect(error.code == .destinationExists)
             #expect(error.message.contains("overwrite"))
         }
-        try SubmitValidator.validateDestination(path, overwrite: true)
+        try validate(path, overwrite: true)
+    }
+
+    @Test func refusesASymbolicLinkAtTheDestinationOrOnItsWay() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let roots = AllowedRoots([directory.file("root")])
+        try FileManager.default.createDirectory(atPath: directory.file("root"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.file("outside"), withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: directory.file("outside/target"), contents: Data("x".utf8))
+        #expect(symlink(directory.file("outside/target"), directory.file("root/file")) == 0)
+        #expect(symlink(directory.file("outside"), directory.file("root/dir")) == 0)
+        for (path, overwrite) in [(directory.file("root/file"), true), (directory.file("root/file"), false), (directory.file("root/dir/new"), false)] {
+            do {
+                try validate(path, overwrite: overwrite, roots: roots)
+                Issue.record("\(path) was accepted")
+            } catch {
+                #expect(error.code == .invalidDestination)
+                #expect(error.message.contains("symbolic link"), "\(error.message)")
+            }
+        }
+    }
+
+    @Test func refusesADestinationOutsideTheRootsNamingTheSetting() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let roots = AllowedRoots([directory.file("root")], setting: "allowed_roots in /etc/transferd/transferd.json")
+        do {
+            try validate(directory.file("elsewhere"), roots: roots)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .invalidDestination)
+            #expect(error.message.contains("outside the allowed roots") && error.message.contains("allowed_roots in /etc/transferd/transferd.json"))
+        }
     }
 
     @Test func refusesHeaderInjectionAndReservedHeaders() {
@@ -102,7 +143,7 @@ struct SubmitValidatorTests {
     }
 
     @Test func partialFileNameFitsInAFileName() {
-        let long = "/tmp/" + String(repeating: "a", count: 215)
+        let long = "/tmp/" + String(repeating: "a", count: 255)
         let partial = PartialPath.for(destination: long, jobID: String(repeating: "b", count: 128))
         let name = partial.split(separator: "/").last.map(String.init) ?? ""
         #expect(name.utf8.count <= 255)

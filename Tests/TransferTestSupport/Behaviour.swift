@@ -24,6 +24,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
     var redirect: (target: RedirectTarget, status: Int)?
     var extraContentLength: Int64?
     var announcedDigest: (header: String, algorithm: String, correct: Bool)?
+    var hold: (bytes: Int64, gate: ServerGate)?
 
     /// Well-behaved: GET and HEAD, strong ETag, Last-Modified, byte ranges, If-Range.
     public static let normal = Behaviour()
@@ -90,6 +91,14 @@ public struct Behaviour: Sendable, CustomStringConvertible {
         return behaviour
     }
 
+    /// For every GET response, send the first `bytes` body bytes, then wait until `gate` is open
+    /// before sending the rest.
+    public static func holdAfter(bytes: Int64, until gate: ServerGate) -> Behaviour {
+        var behaviour = Behaviour()
+        behaviour.hold = (max(0, bytes), gate)
+        return behaviour
+    }
+
     /// Answer every request with `status` and `Location: <to>` (sent verbatim; use
     /// ``TestHTTPServer/url(_:)`` for an absolute one) and an empty body. Redirecting a path to itself loops.
     public static func redirect(to location: String, status: Int = 302) -> Behaviour {
@@ -136,6 +145,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
         if let redirect = other.redirect { merged.redirect = redirect }
         if let extra = other.extraContentLength { merged.extraContentLength = extra }
         if let digest = other.announcedDigest { merged.announcedDigest = digest }
+        if let hold = other.hold { merged.hold = hold }
         return merged
     }
 
@@ -166,6 +176,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
             }
         }
         if let extraContentLength { parts.append("lyingContentLength(extra: \(extraContentLength))") }
+        if let hold { parts.append("holdAfter(bytes: \(hold.bytes))") }
         if let announcedDigest {
             parts.append("digest(header: \(announcedDigest.header), algorithm: \(announcedDigest.algorithm), correct: \(announcedDigest.correct))")
         }

@@ -62,6 +62,15 @@ final class HTTPRequestHandler: ChannelInboundHandler {
     /// Writes the chunk starting at `position`, and continues when it has been written.
     private func send(_ body: BodyPlan, from position: Int64, keepAlive: Bool, context: ChannelHandlerContext) {
         guard active else { return }
+        let holdAt = body.hold.flatMap { $0.gate.isOpen ? nil : body.range.lowerBound + $0.bytes }
+        if let holdAt, position >= holdAt {
+            // Held (even where the body would end or be cut): look again shortly, as the gate has
+            // no way to wake an event loop.
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(10)) {
+                self.send(body, from: position, keepAlive: keepAlive, context: context)
+            }
+            return
+        }
         let end = body.range.lowerBound + body.bytesToSend
         guard position < end else {
             if body.closesAbruptly {
@@ -75,6 +84,7 @@ final class HTTPRequestHandler: ChannelInboundHandler {
         if let rate = body.bytesPerSecond {
             limit = min(limit, max(1, Int64(rate / 10)))
         }
+        if let holdAt { limit = min(limit, holdAt - position) }
         let count = min(limit, end - position)
         var buffer = context.channel.allocator.buffer(capacity: Int(count))
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Int(count)) { pointer in

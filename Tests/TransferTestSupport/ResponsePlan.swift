@@ -33,6 +33,8 @@ struct BodyPlan {
     let closeAfterBody: Bool
     /// Send slowly, at about this rate.
     let bytesPerSecond: Int?
+    /// Stop after this many body bytes until the gate is open.
+    var hold: (bytes: Int64, gate: ServerGate)? = nil
 
     /// How many bytes will actually be sent.
     var bytesToSend: Int64 {

@@ -191,7 +191,8 @@ final class ServerState: Sendable {
         }
         plan.body = BodyPlan(
             path: path, content: content, range: range, cutAfter: cutAfter,
-            closeAfterBody: behaviour.extraContentLength != nil, bytesPerSecond: behaviour.trickleRate
+            closeAfterBody: behaviour.extraContentLength != nil, bytesPerSecond: behaviour.trickleRate,
+            hold: behaviour.hold
         )
         return plan
     }

@@ -17,6 +17,7 @@ final class TestDaemon: @unchecked Sendable {
     let logPath: String
 
     /// Creates the directories and writes `configuration` (JSON keys of config/transferd.json).
+    /// Unless it sets `allowed_roots`, downloads may land anywhere in the test's directory.
     init(configuration: [String: Any] = [:], name: String = #function) throws {
         let safe = name.filter { $0.isLetter || $0.isNumber }.prefix(40)
         // Unix socket paths are limited to 107 bytes: stay under /tmp.
@@ -31,9 +32,11 @@ final class TestDaemon: @unchecked Sendable {
 
     /// Writes `configuration`. The tests fetch from 127.0.0.1, which `local_addresses`' default
     /// refuses to a daemon run as root (as CI runs them): unless a test sets the key, it is allowed.
+    /// `allowed_roots` is the test's directory unless the test sets them.
     func writeConfiguration(_ configuration: [String: Any]) throws {
         var configuration = configuration
         if configuration["local_addresses"] == nil { configuration["local_addresses"] = "allow" }
+        if configuration["allowed_roots"] == nil { configuration["allowed_roots"] = [directory] }
         let data = try JSONSerialization.data(withJSONObject: configuration)
         try data.write(to: URL(fileURLWithPath: configPath))
     }

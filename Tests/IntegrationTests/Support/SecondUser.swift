@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A second, unprivileged user (`transferd-test`) for tests of what the daemon does for users
+/// other than its own. Created once, when the tests run as root; nil otherwise.
+struct SecondUser: Sendable {
+    static let name = "transferd-test"
+    let uid: UInt32
+    let gid: UInt32
+
+    static let shared: SecondUser? = {
+        guard geteuid() == 0 else { return nil }
+        if let user = lookUp() { return user }
+        // Exit status 9: created meanwhile by another run.
+        let status = run("/usr/sbin/useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name])
+        guard status == 0 || status == 9 else { return nil }
+        return lookUp()
+    }()
+
+    static let skipReason: Comment = "skipped: a second user is needed; run the tests as root, which creates \(name) with useradd"
+
+    private static func lookUp() -> SecondUser? {
+        guard let entry = getpwnam(name) else { return nil }
+        return SecondUser(uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+    }
+
+    /// Runs `transferctl` with `arguments` as this user (no supplementary groups); returns its
+    /// exit status, stdout and stderr.
+    func transferctl(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", Binaries.transferctl] + arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Lets this user connect to `daemon`'s socket: its group becomes the user's (the mode is 0660).
+    func mayConnect(to daemon: TestDaemon) {
+        chown(daemon.socketPath, 0, gid)
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
