@@ -84,14 +84,17 @@ struct CrashTests {
         let daemon = try TestDaemon(configuration: ["checkpoint_bytes": 4 << 20])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 7, size: 200 << 20)
-        server.serve("/big.bin", content: content)
-        // A slow disk (at least 13 s for the body), so the kill lands mid-body even on a busy machine.
-        try await daemon.start(environment: ["TRANSFERD_TEST_WRITE_DELAY_USEC": "1000"])
+        // The server holds each answer (a ranged segment of a few MiB) after 3 MiB until the daemon
+        // has been killed: the kill lands mid-body however busy the machine.
+        let gate = ServerGate()
+        server.serve("/big.bin", content: content, behaviour: .holdAfter(bytes: 3 << 20, until: gate))
+        try await daemon.start()
         let destination = daemon.destination("big.bin")
         let job = try daemon.submit(server.url("/big.bin"), to: destination)
-        try await waitUntil("20 MiB to arrive", seconds: 120) { try daemon.job(job.id).bytesReceived > 20 << 20 }
+        try await waitUntil("2 MiB to arrive", seconds: 120) { try daemon.job(job.id).bytesReceived > 2 << 20 }
         daemon.kill9()
         #expect(!FileManager.default.fileExists(atPath: destination), "nothing half-written at the destination")
+        gate.open()
 
         try await daemon.start()
         let finished = try await daemon.waitForTerminal(job.id, seconds: 300)

@@ -57,14 +57,16 @@ struct FullDiskTests {
             disk.unmount()
             daemon.cleanUp()
         }
-        // Slow enough that the disk fills long before the body ends, even on a loaded machine.
+        // The server holds the body after 2 MiB until the disk is full, however busy the machine.
         let content = TestContent(seed: 703, size: 12 << 20)
-        server.serve("/file", content: content, behaviour: .trickle(bytesPerSecond: 1 << 20))
+        let gate = ServerGate()
+        server.serve("/file", content: content, behaviour: .holdAfter(bytes: 2 << 20, until: gate))
         server.serve("/other", content: TestContent(seed: 704, size: 1 << 20))
         try await daemon.start()
         let job = try daemon.submit(.init(url: server.url("/file"), destination: disk.path + "/file", sha256: content.sha256Hex()))
         try await waitUntil("a MiB to arrive") { try daemon.job(job.id).bytesReceived >= 1 << 20 }
         let filler = disk.fill()
+        gate.open()
         var waiting: Job?
         try await waitUntil("the job to wait for space") {
             let current = try daemon.job(job.id)
