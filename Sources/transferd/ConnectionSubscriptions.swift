@@ -85,9 +85,9 @@ final class ConnectionSubscriptions: Sendable {
             switch item {
             case .event(var event):
                 event.subscription = subscription.id
-                line = Self.encodeLine(RPCNotification(method: NotificationMethod.event, params: event))
+                line = WireLine.encode(RPCNotification(method: NotificationMethod.event, params: event))
             case .caughtUp(let caughtUp):
-                line = Self.encodeLine(RPCNotification(method: NotificationMethod.caughtUp, params: caughtUp))
+                line = WireLine.encode(RPCNotification(method: NotificationMethod.caughtUp, params: caughtUp))
             }
             guard let line else { continue }
             do {
@@ -112,7 +112,7 @@ final class ConnectionSubscriptions: Sendable {
         }
         endAll()
         let channel = self.channel
-        let line = disconnect.flatMap { Self.encodeLine(RPCNotification(method: NotificationMethod.disconnect, params: $0)) }
+        let line = disconnect.flatMap { WireLine.encode(RPCNotification(method: NotificationMethod.disconnect, params: $0)) }
         channel.eventLoop.execute {
             guard let line else {
                 channel.close(promise: nil)
@@ -126,9 +126,4 @@ final class ConnectionSubscriptions: Sendable {
         }
     }
 
-    static func encodeLine(_ value: some Encodable) -> ByteBuffer? {
-        guard var data = try? WireCoding.encoder().encode(value) else { return nil }
-        data.append(UInt8(ascii: "\n"))
-        return ByteBuffer(bytes: data)
-    }
 }

@@ -165,9 +165,9 @@ final class ControlServer: Service {
         do {
             try await connection.channel.executeThenClose { inbound, outbound in
                 if let refusal {
-                    if var line = try? WireCoding.encoder().encode(RPCFailure(id: .null, error: refusal)) {
-                        line.append(UInt8(ascii: "\n"))
-                        try await outbound.write(ByteBuffer(bytes: line))
+                    // Written and flushed before the connection closes: the client always learns why.
+                    if let line = WireLine.encode(RPCFailure(id: .null, error: refusal)) {
+                        try await connection.channel.channel.writeAndFlush(line)
                     }
                     return
                 }

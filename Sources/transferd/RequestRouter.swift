@@ -141,17 +141,12 @@ struct RequestRouter: Sendable {
     }
 
     private func encodeSuccess<R: Codable & Sendable>(id: RPCID, _ result: R) -> ByteBuffer {
-        encodeLine(RPCSuccess(id: id, result: result)) ?? encodeFailure(id: id, RPCError(.internalError, "the result could not be encoded"))
+        WireLine.encode(RPCSuccess(id: id, result: result)) ?? encodeFailure(id: id, RPCError(.internalError, "the result could not be encoded"))
     }
 
     private func encodeFailure(id: RPCID, _ error: RPCError) -> ByteBuffer {
-        if let line = encodeLine(RPCFailure(id: id, error: error)) { return line }
+        if let line = WireLine.encode(RPCFailure(id: id, error: error)) { return line }
         return ByteBuffer(string: #"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"# + "\n")
     }
 
-    private func encodeLine(_ value: some Encodable) -> ByteBuffer? {
-        guard var data = try? WireCoding.encoder().encode(value) else { return nil }
-        data.append(UInt8(ascii: "\n"))
-        return ByteBuffer(bytes: data)
-    }
 }

@@ -139,7 +139,7 @@ struct MisbehavingServerTests {
         try await daemon.start()
         // transferctl --wait, in its own process, reports each state change on stderr: the wait is
         // seen even when this test's own threads are busy.
-        let result = try runTransferctl(["submit", "--socket", daemon.socketPath, "--id", "busy", server.url("/busy"), daemon.destination("busy"), "--wait"])
+        let result = try await runTransferctl(["submit", "--socket", daemon.socketPath, "--id", "busy", server.url("/busy"), daemon.destination("busy"), "--wait"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stderr.split(separator: "\n").map(String.init)
         let waiting = try #require(lines.first { $0.hasPrefix("job busy: waiting") }, "\(lines)")

@@ -68,7 +68,7 @@ struct SecretsTests {
         var views = ["the raw status answer": rawStatus]
         let commands = [["status", "--json"], ["status"], ["status", slow.id, "--json"]] + jobs.values.map { ["status", $0.id] }
         for arguments in commands {
-            let run = try runTransferctl(arguments + ["--socket", daemon.socketPath])
+            let run = try await runTransferctl(arguments + ["--socket", daemon.socketPath])
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
             views["transferctl \(arguments.joined(separator: " "))"] = run.stdout + run.stderr
         }
@@ -79,7 +79,7 @@ struct SecretsTests {
         }
         #expect(eventLines.count > 10 && eventLines.contains { $0.contains("header_names") })
         views["the events"] = eventLines.joined(separator: "\n")
-        let replay = try runTransferctl(["events", "--session", "secrets", "--json", "--socket", daemon.socketPath])
+        let replay = try await runTransferctl(["events", "--session", "secrets", "--json", "--socket", daemon.socketPath])
         #expect(replay.stdout.split(separator: "\n").count == 5, "\(replay.stdout)")
         views["the session's replayed events"] = replay.stdout
         views["the daemon's log"] = daemon.log

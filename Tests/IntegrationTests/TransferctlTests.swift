@@ -13,39 +13,39 @@ struct TransferctlTests {
         server.serve("/c.bin", content: content)
         try await daemon.start()
         let destination = daemon.destination("c.bin")
-        let submitted = try runTransferctl(["submit", "--socket", daemon.socketPath, server.url("/c.bin"), destination, "--wait"])
+        let submitted = try await runTransferctl(["submit", "--socket", daemon.socketPath, server.url("/c.bin"), destination, "--wait"])
         #expect(submitted.status == 0, "\(submitted.stderr)")
         let id = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!id.isEmpty)
         #expect(try sha256Hex(ofFile: destination) == content.sha256Hex())
 
-        let status = try runTransferctl(["status", "--json", id], environment: ["TRANSFERD_SOCKET": daemon.socketPath])
+        let status = try await runTransferctl(["status", "--json", id], environment: ["TRANSFERD_SOCKET": daemon.socketPath])
         #expect(status.status == 0)
         let job = try WireCoding.decoder().decode(Job.self, from: Data(status.stdout.utf8))
         #expect(job.state == .completed)
 
-        let table = try runTransferctl(["--socket", daemon.socketPath, "status"])
+        let table = try await runTransferctl(["--socket", daemon.socketPath, "status"])
         #expect(table.stdout.contains("STATE") && table.stdout.contains(id))
 
-        let cancel = try runTransferctl(["cancel", "--socket", daemon.socketPath, id])
+        let cancel = try await runTransferctl(["cancel", "--socket", daemon.socketPath, id])
         #expect(cancel.status == 4, "cancelling a finished job is refused")
         #expect(cancel.stderr.contains("completed"))
 
-        let missing = try runTransferctl(["submit", "--socket", daemon.socketPath, server.url("/nothing"), daemon.destination("n"), "--wait"])
+        let missing = try await runTransferctl(["submit", "--socket", daemon.socketPath, server.url("/nothing"), daemon.destination("n"), "--wait"])
         #expect(missing.status == 1, "a failed job exits 1 with --wait")
         try await server.shutdown()
     }
 
-    @Test func withoutADaemonItSaysWhereItLookedAndExits3() throws {
-        let result = try runTransferctl(["status", "--socket", "/tmp/transferd-test-nothing-here.sock"])
+    @Test func withoutADaemonItSaysWhereItLookedAndExits3() async throws {
+        let result = try await runTransferctl(["status", "--socket", "/tmp/transferd-test-nothing-here.sock"])
         #expect(result.status == 3)
         #expect(result.stderr.contains("/tmp/transferd-test-nothing-here.sock"))
         #expect(result.stderr.contains("transferd"))
     }
 
-    @Test func usageErrorsExit2() throws {
-        #expect(try runTransferctl(["submit"]).status == 2)
-        #expect(try runTransferctl(["status", "--state", "bogus"]).status == 2)
-        #expect(try runTransferctl(["--help"]).status == 0)
+    @Test func usageErrorsExit2() async throws {
+        #expect(try await runTransferctl(["submit"]).status == 2)
+        #expect(try await runTransferctl(["status", "--state", "bogus"]).status == 2)
+        #expect(try await runTransferctl(["--help"]).status == 0)
     }
 }

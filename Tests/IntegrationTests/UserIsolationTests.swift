@@ -30,7 +30,7 @@ struct UserIsolationTests {
         ids.append(finished)
         try await waitUntil("the finished job") { try daemon.job(finished).state == .completed || daemon.job(ids[0]).state == .running }
 
-        func asUser(_ verb: String, _ id: String) throws -> (status: Int32, stderr: String) {
+        func asUser(_ verb: String, _ id: String) async throws -> (status: Int32, stderr: String) {
             let socket = ["--socket", daemon.socketPath]
             let arguments: [String]
             switch verb {
@@ -38,7 +38,7 @@ struct UserIsolationTests {
             case "cancel": arguments = ["cancel", id] + socket
             default: arguments = ["wait", id] + socket  // subscribe with ids
             }
-            let run = try user.transferctl(arguments)
+            let run = try await user.transferctl(arguments)
             return (run.status, run.stderr.replacingOccurrences(of: id, with: "ID"))
         }
         var generator = SystemRandomNumberGenerator()
@@ -46,21 +46,21 @@ struct UserIsolationTests {
         for attempt in 0..<100 {
             let verb = ["status", "cancel", "subscribe"].randomElement(using: &generator) ?? "status"
             let id = ids.randomElement(using: &generator) ?? finished
-            let theirs = try asUser(verb, id)
-            let missing = try asUser(verb, "no-such-\(attempt)")
+            let theirs = try await asUser(verb, id)
+            let missing = try await asUser(verb, "no-such-\(attempt)")
             if theirs.status == 4, theirs == missing, theirs.stderr.contains("no such job: ID") { refusedLikeMissing += 1 }
             #expect(theirs == missing, "\(verb) of another user's job \(id) answers differently from a missing job: \(theirs.stderr) vs \(missing.stderr)")
         }
         #expect(refusedLikeMissing == 100)
 
         // Lists, sessions and live events hold none of root's jobs either.
-        let list = try user.transferctl(["status", "--json", "--socket", daemon.socketPath])
+        let list = try await user.transferctl(["status", "--json", "--socket", daemon.socketPath])
         #expect(list.status == 0 && list.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(list.stdout)\(list.stderr)")
-        let everyone = try user.transferctl(["status", "--all", "--socket", daemon.socketPath])
+        let everyone = try await user.transferctl(["status", "--all", "--socket", daemon.socketPath])
         #expect(everyone.status == 4 && everyone.stderr.contains("only root"), "\(everyone.stderr)")
-        let session = try user.transferctl(["events", "--session", "shared", "--socket", daemon.socketPath])
+        let session = try await user.transferctl(["events", "--session", "shared", "--socket", daemon.socketPath])
         #expect(session.status == 0 && session.stdout.isEmpty, "\(session.stdout)")
-        let watchAll = try user.transferctl(["watch", "--all", "--socket", daemon.socketPath])
+        let watchAll = try await user.transferctl(["watch", "--all", "--socket", daemon.socketPath])
         #expect(watchAll.status == 4 && watchAll.stderr.contains("only root"), "\(watchAll.stderr)")
         // Nothing was cancelled, and root still sees them all.
         let states = try daemon.jobs().filter { ids.contains($0.id) }.map(\.state)

@@ -107,24 +107,24 @@ struct WaitWatchEventsTests {
         defer { daemon.cleanUp() }
         server.serve("/ok", content: TestContent(seed: 6, size: 10_000))
         try await daemon.start()
-        let submit = try runTransferctl(["submit", "--socket", daemon.socketPath, "--session", "cron", "--id", "good", server.url("/ok"), daemon.destination("good")])
+        let submit = try await runTransferctl(["submit", "--socket", daemon.socketPath, "--session", "cron", "--id", "good", server.url("/ok"), daemon.destination("good")])
         #expect(submit.status == 0, "\(submit.stderr)")
         let bad = try daemon.submit(.init(url: server.url("/missing"), destination: daemon.destination("bad"), id: "bad", session: "cron")).id
         _ = try await daemon.waitForTerminal("good")
         _ = try await daemon.waitForTerminal(bad)
 
-        let first = try runTransferctl(["events", "--socket", daemon.socketPath, "--session", "cron"])
+        let first = try await runTransferctl(["events", "--socket", daemon.socketPath, "--session", "cron"])
         #expect(first.status == 0, "\(first.stderr)")
         let lines = first.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2, "\(lines)")
         #expect(lines.contains { $0.range(of: #"^\d+ completed good .*/good$"#, options: .regularExpression) != nil }, "\(lines)")
         #expect(lines.contains { $0.range(of: #"^\d+ failed bad .*/bad: the server answered 404"#, options: .regularExpression) != nil }, "\(lines)")
 
-        let acked = try runTransferctl(["events", "--socket", daemon.socketPath, "--session", "cron", "--ack", "--json"])
+        let acked = try await runTransferctl(["events", "--socket", daemon.socketPath, "--session", "cron", "--ack", "--json"])
         #expect(acked.status == 0)
         #expect(acked.stdout.split(separator: "\n").count == 2)
         #expect(acked.stderr.contains("acknowledged 2 events"), "\(acked.stderr)")
-        let after = try runTransferctl(["events", "--socket", daemon.socketPath, "--session", "cron"])
+        let after = try await runTransferctl(["events", "--socket", daemon.socketPath, "--session", "cron"])
         #expect(after.status == 0)
         #expect(after.stdout.isEmpty, "\(after.stdout)")
         try await server.shutdown()

@@ -29,7 +29,12 @@ struct SecondUser: Sendable {
 
     /// Runs `transferctl` with `arguments` as this user (no supplementary groups); returns its
     /// exit status, stdout and stderr.
-    func transferctl(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    func transferctl(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let (uid, gid) = (uid, gid)
+        return try await offTheTestThreads { try Self.transferctl(arguments, uid: uid, gid: gid) }
+    }
+
+    private static func transferctl(_ arguments: [String], uid: UInt32, gid: UInt32) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", Binaries.transferctl] + arguments

@@ -181,7 +181,19 @@ func sha256Hex(ofFile path: String) throws -> String {
 }
 
 /// Runs `transferctl` with `arguments`; returns its exit status, stdout and stderr.
-func runTransferctl(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+func runTransferctl(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    try await offTheTestThreads { try runTransferctlBlocking(arguments, environment: extra) }
+}
+
+/// Runs blocking work (a process to wait for) on a thread of its own: the tests' cooperative
+/// threads, as many as the machine has cores, stay free for the tests that race a clock.
+func offTheTestThreads<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
+private func runTransferctlBlocking(_ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Binaries.transferctl)
     process.arguments = arguments
