@@ -125,5 +125,4 @@ final class ConnectionSubscriptions: Sendable {
             }
         }
     }
-
 }

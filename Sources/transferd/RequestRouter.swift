@@ -148,5 +148,4 @@ struct RequestRouter: Sendable {
         if let line = WireLine.encode(RPCFailure(id: id, error: error)) { return line }
         return ByteBuffer(string: #"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"# + "\n")
     }
-
 }
