@@ -35,6 +35,10 @@ let package = Package(
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
+        .target(
+            name: "TransferFraming",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",
@@ -45,6 +49,7 @@ let package = Package(
             dependencies: [
                 "TransferProtocol",
                 "TransferCore",
+                "TransferFraming",
                 "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
