@@ -79,6 +79,23 @@ let package = Package(
             ],
             path: "Tests/TransferTestSupport"
         ),
+        // libFuzzer targets (Tests/Fuzz/README.md). `make fuzz` builds them with
+        // `--sanitize=fuzzer`; a plain build makes programs that replay inputs given as arguments.
+        .executableTarget(
+            name: "FuzzRequestDecoder",
+            dependencies: [
+                "TransferProtocol",
+                "TransferFraming",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "Tests/Fuzz/FuzzRequestDecoder"
+        ),
+        .executableTarget(
+            name: "FuzzJournalRecovery",
+            dependencies: ["TransferCore"],
+            path: "Tests/Fuzz/FuzzJournalRecovery"
+        ),
         .testTarget(name: "TransferProtocolTests", dependencies: ["TransferProtocol"]),
         .testTarget(
             name: "TransferCoreTests",
