@@ -1,6 +1,7 @@
 # transferd — build, run, test, benchmark, install.
 #   make run      build (release) and run the daemon in the foreground
 #   make test     run the whole test suite
+#   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
 #   make bench    compare transferd with curl and aria2 on a local nginx
 #   make install  install binaries, system and user units, the default configuration (PREFIX, DESTDIR)
 #   make install-user  install binaries and user units in your home directory (no root)
@@ -11,7 +12,9 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench install install-user clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: deps build run test fuzz bench install install-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it.
 deps:
@@ -29,6 +32,10 @@ run: build
 
 test: deps
 	$(SWIFT) test
+
+# Tests/Fuzz/README.md: the targets, their seeds, and what to do with a crash.
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) Tests/Fuzz/fuzz.sh
 
 bench: deps
 	Tests/Benchmarks/bench.sh
@@ -73,4 +80,4 @@ install-user: build
 	sed -i 's|/usr/local/|$(USERPREFIX)/|g' $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -38,6 +38,10 @@ let package = Package(
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
+        .target(
+            name: "TransferFraming",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",
@@ -48,6 +52,7 @@ let package = Package(
             dependencies: [
                 "TransferProtocol",
                 "TransferCore",
+                "TransferFraming",
                 "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -76,6 +81,23 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/TransferTestSupport"
+        ),
+        // libFuzzer targets (Tests/Fuzz/README.md). `make fuzz` builds them with
+        // `--sanitize=fuzzer`; a plain build makes programs that replay inputs given as arguments.
+        .executableTarget(
+            name: "FuzzRequestDecoder",
+            dependencies: [
+                "TransferProtocol",
+                "TransferFraming",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "Tests/Fuzz/FuzzRequestDecoder"
+        ),
+        .executableTarget(
+            name: "FuzzJournalRecovery",
+            dependencies: ["TransferCore"],
+            path: "Tests/Fuzz/FuzzJournalRecovery"
         ),
         .testTarget(name: "TransferProtocolTests", dependencies: ["TransferProtocol"]),
         .testTarget(

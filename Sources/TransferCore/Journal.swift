@@ -296,13 +296,8 @@ public final class Journal: Sendable {
     /// the journal and syncs the directory; a crash at any point leaves the old or the new file.
     private func compactNow(stopAfter step: CompactionStep?) throws {
         let (live, firstSequence) = state.withLock { ($0.live, $0.nextSequence) }
-        var bytes: [UInt8] = []
-        var sequence = firstSequence
-        for key in live.keys.sorted() {
-            guard let value = live[key] else { continue }
-            JournalRecord(sequence: sequence, operation: .put, key: key, value: value).encode(into: &bytes)
-            sequence += 1
-        }
+        let bytes = Self.snapshot(of: live, firstSequence: firstSequence)
+        let sequence = firstSequence + UInt64(live.count)
         let temporary = temporaryPath
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError(code: .io, message: "compaction: \(FileIOError("open", temporary))") }
@@ -358,31 +353,53 @@ public final class Journal: Sendable {
         } catch {
             throw JournalError(code: .io, message: "cannot read the journal: \(error)")
         }
-        var recovered = Recovered()
+        let replayed = try replay(data, path: path)
+        if replayed.validBytes < data.count {
+            try cutTornTail(path: path, directory: directory, data: data, offset: replayed.validBytes, logger: logger)
+        }
+        return Recovered(live: replayed.live, lastSequence: replayed.lastSequence, fileBytes: replayed.validBytes)
+    }
+
+    /// Replays journal bytes in memory as start-up does, touching no file: the live keys, the last
+    /// sequence number, and where the valid records end (before a torn tail, which start-up cuts
+    /// off). A damaged record followed by valid ones throws `.corrupt`, naming `path` and the offset.
+    public static func replay(_ data: [UInt8], path: String = "(in memory)") throws(JournalError) -> JournalReplay {
+        var replayed = JournalReplay()
         var offset = 0
         while offset < data.count {
             switch JournalRecord.decode(data, at: offset) {
             case .success(let (record, next)):
-                guard record.sequence > recovered.lastSequence else {
+                guard record.sequence > replayed.lastSequence else {
                     throw corruption(path: path, offset: offset, detail: "sequence number \(record.sequence) does not increase")
                 }
-                recovered.lastSequence = record.sequence
+                replayed.lastSequence = record.sequence
                 switch record.operation {
-                case .put: recovered.live[record.key] = record.value
-                case .delete: recovered.live.removeValue(forKey: record.key)
+                case .put: replayed.live[record.key] = record.value
+                case .delete: replayed.live.removeValue(forKey: record.key)
                 }
                 offset = next
             case .failure(let failure):
                 if validRecordExists(in: data, after: offset) {
                     throw corruption(path: path, offset: offset, detail: "\(failure)")
                 }
-                try cutTornTail(path: path, directory: directory, data: data, offset: offset, logger: logger)
-                recovered.fileBytes = offset
-                return recovered
+                replayed.validBytes = offset
+                return replayed
             }
         }
-        recovered.fileBytes = data.count
-        return recovered
+        replayed.validBytes = data.count
+        return replayed
+    }
+
+    /// The records compaction writes for `live`, in key order, numbered from `firstSequence`.
+    public static func snapshot(of live: [String: [UInt8]], firstSequence: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var sequence = firstSequence
+        for key in live.keys.sorted() {
+            guard let value = live[key] else { continue }
+            JournalRecord(sequence: sequence, operation: .put, key: key, value: value).encode(into: &bytes)
+            sequence += 1
+        }
+        return bytes
     }
 
     private static func corruption(path: String, offset: Int, detail: String) -> JournalError {

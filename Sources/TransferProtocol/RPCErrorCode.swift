@@ -40,6 +40,8 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     public static let destinationBusy = RPCErrorCode(rawValue: 1010)
     /// The destination's filesystem has too little free space for the expected size.
     public static let insufficientSpace = RPCErrorCode(rawValue: 1011)
+    /// The request nests arrays and objects deeper than the daemon's limit.
+    public static let requestTooDeep = RPCErrorCode(rawValue: 1012)
     /// The URL's host, or an address it resolves to, is refused by the daemon's host rules
     /// (`allowed_hosts`, `denied_hosts`, `local_addresses`).
     public static let hostNotAllowed = RPCErrorCode(rawValue: 1013)
@@ -66,6 +68,7 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
         case .limitExceeded: return "limit_exceeded"
         case .destinationBusy: return "destination_busy"
         case .insufficientSpace: return "insufficient_space"
+        case .requestTooDeep: return "request_too_deep"
         case .hostNotAllowed: return "host_not_allowed"
         case .notPermitted: return "not_permitted"
         default: return "error_\(rawValue)"

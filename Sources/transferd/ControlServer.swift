@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import TransferFraming
 import TransferProtocol
 #if canImport(Glibc)
 import Glibc

@@ -32,6 +32,7 @@ struct DaemonConfiguration: Sendable, Equatable {
     var maxRequestBytes = Limits.maxRequestLineBytes
     var maxConnectionsPerUser = 64
     var maxJobsPerUser = 10_000
+    var maxJSONDepth = Limits.maxJSONDepth
     var hooks: [HookConfiguration] = []
     /// Entries of `HostRule`'s forms; empty: any host the other rules allow.
     var allowedHosts: [String] = []
@@ -53,7 +54,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         "retry_max_attempts", "retry_max_time_seconds", "retry_initial_delay_seconds", "retry_max_delay_seconds",
         "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes", "allowed_roots",
         "event_retention_seconds", "subscriber_queue_events", "max_subscriptions_per_connection", "hooks",
-        "max_request_bytes", "max_connections_per_user", "max_jobs_per_user",
+        "max_request_bytes", "max_connections_per_user", "max_jobs_per_user", "max_json_depth",
         "allowed_hosts", "denied_hosts", "local_addresses", "socket_group",
     ]
 
@@ -251,6 +252,8 @@ extension DaemonConfiguration {
         config.maxRequestBytes = try int("max_request_bytes", config.maxRequestBytes, 1024...(64 << 20))
         config.maxConnectionsPerUser = try int("max_connections_per_user", config.maxConnectionsPerUser, 1...65536)
         config.maxJobsPerUser = try int("max_jobs_per_user", config.maxJobsPerUser, 1...10_000_000)
+        // The request object and its params are two levels; no request of the protocol needs more than four.
+        config.maxJSONDepth = try int("max_json_depth", config.maxJSONDepth, 4...512)
         config.socketMode = try string(
             "socket_mode", config.socketMode,
             valid: { mode_t($0, radix: 8).map { $0 & ~0o770 == 0 && $0 & 0o600 == 0o600 } ?? false },

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import TransferCore
+import TransferFraming
 import TransferProtocol
 
 /// Who is on the other end of a connection, from `SO_PEERCRED`.
@@ -18,6 +19,7 @@ struct RequestRouter: Sendable {
     let configuration: LiveConfiguration
     let logger: Logger
 
+
     /// The response line (newline included) for one request line, or nil for a notification.
     func respond(to frame: LineFrame, from peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer? {
         switch frame {
@@ -29,25 +31,17 @@ struct RequestRouter: Sendable {
                     "the request line is longer than \(limit) bytes (max_request_bytes) and was ignored: send smaller requests, one JSON object per line"))
         case .line(let buffer):
             let data = Data(buffer.readableBytesView)
-            let header: RPCRequestHeader
+            let request: DecodedRequest
             do {
-                header = try WireCoding.decoder().decode(RPCRequestHeader.self, from: data)
-            } catch DecodingError.dataCorrupted {
-                return encodeFailure(id: .null, RPCError(.parseError, "the request is not valid JSON: send one JSON-RPC 2.0 object per line"))
+                request = try RequestDecoder(methods: Self.methods, maxDepth: configuration.current.maxJSONDepth).decode(data)
             } catch {
-                return encodeFailure(id: .null, RPCError(.invalidRequest, "the request must be a JSON object with jsonrpc, id, method and params"))
+                return encodeFailure(id: error.id, error.error)
             }
-            let id = header.id ?? .null
-            guard header.jsonrpc == "2.0" else {
-                return encodeFailure(id: id, RPCError(.invalidRequest, "the request must carry \"jsonrpc\": \"2.0\""))
-            }
-            guard let method = header.method else {
-                return encodeFailure(id: id, RPCError(.invalidRequest, "the request has no method: give one of \(Self.methods.joined(separator: ", "))"))
-            }
-            let response = await dispatch(
-                method: method, id: id, data: data, hasParams: header.hasParams, peer: peer, subscriptions: subscriptions)
+            let id = request.id ?? .null
+            let response = await dispatch(method: request.method, id: id, data: data, hasParams: request.hasParams, peer: peer,
+                subscriptions: subscriptions)
             // A notification (no id) gets no answer, as JSON-RPC requires.
-            return header.id == nil ? nil : response
+            return request.id == nil ? nil : response
         }
     }
 
@@ -89,55 +83,7 @@ struct RequestRouter: Sendable {
     }
 
     static func decodeParams<M: RPCMethod>(_ method: M.Type, _ data: Data, _ hasParams: Bool) throws(RPCError) -> M.Params {
-        do {
-            if !hasParams { return try WireCoding.decoder().decode(M.Params.self, from: Data("{}".utf8)) }
-            return try WireCoding.decoder().decode(RPCParamsEnvelope<M.Params>.self, from: data).params
-        } catch let error as DecodingError {
-            throw RPCError(.invalidParams, "invalid params for \(M.name): \(Self.describe(error))")
-        } catch {
-            throw RPCError(.invalidParams, "invalid params for \(M.name): \(error)")
-        }
-    }
-
-    /// Names the parameter at fault, in the wire's snake_case.
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
-            let keys = (codingPath + (last.map { [$0] } ?? [])).filter { $0.stringValue != "params" }
-            let names = keys.map { $0.intValue.map { "[\($0)]" } ?? snakeCase($0.stringValue) }
-            return names.isEmpty ? "params" : names.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return "missing parameter '\(path(context.codingPath, key))'"
-        case .typeMismatch(let type, let context):
-            return "parameter '\(path(context.codingPath))' must be \(typeName(type))"
-        case .valueNotFound(let type, let context):
-            return "parameter '\(path(context.codingPath))' must be \(typeName(type)), not null"
-        case .dataCorrupted(let context):
-            return "parameter '\(path(context.codingPath))': \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
-    }
-
-    private static func typeName(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: return "a string"
-        case is Bool.Type: return "true or false"
-        case is Int.Type, is Int64.Type, is UInt32.Type: return "an integer"
-        case is [String: String].Type: return "an object of strings"
-        default: return type is any Collection.Type ? "an array" : "an object"
-        }
-    }
-
-    private static func snakeCase(_ name: String) -> String {
-        name.reduce(into: "") { result, character in
-            if character.isUppercase {
-                result += "_" + character.lowercased()
-            } else {
-                result.append(character)
-            }
-        }
+        try RequestDecoder.decodeParams(method, data, hasParams)
     }
 
     private func encodeSuccess<R: Codable & Sendable>(id: RPCID, _ result: R) -> ByteBuffer {

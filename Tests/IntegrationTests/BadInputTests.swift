@@ -37,6 +37,8 @@ struct BadInputTests {
             (submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(existing)"}"#), .destinationExists),
             (submit(#"{"url":"http://127.0.0.1:1/x","destination":"/tmp/x","headers":{"X":"a\r\nB: c"}}"#), .invalidHeader),
             (#"{"jsonrpc":"2.0","id":1,"method":"status","params":{"id":"nope"}}"#, .noSuchJob),
+            // Nested far past the limit: refused by the depth scan before the JSON parser runs.
+            (#"{"jsonrpc":"2.0","id":1,"method":"status","params":{"states":"# + String(repeating: "[", count: 100_000) + "}}", .requestTooDeep),
         ]
         for (line, code) in cases {
             let error = try error(for: line, on: daemon)

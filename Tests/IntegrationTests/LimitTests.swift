@@ -39,6 +39,20 @@ struct LimitTests {
         #expect(try client.call(Version.self, .init()).protocol == transferProtocolVersion, "the same connection goes on")
     }
 
+    @Test func deeplyNestedRequestsAreRefusedBeforeParsing() async throws {
+        let daemon = try TestDaemon(configuration: ["max_json_depth": 8])
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let client = try daemon.client()
+        let nested = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        try client.sendLine(Array(#"{"jsonrpc":"2.0","id":1,"method":"status","params":{"x":"#.utf8) + Array(nested.utf8) + Array("}}".utf8))
+        let error = try #require(try WireCoding.decoder().decode(RPCResponse<Job>.self, from: Data(client.readLine())).error)
+        #expect(error.code == .requestTooDeep)
+        #expect(error.message.contains("8 levels") && error.message.contains("max_json_depth"), "\(error.message)")
+        #expect(try client.call(Version.self, .init()).protocol == transferProtocolVersion, "the same connection goes on")
+        try expectServing(daemon)
+    }
+
     @Test func unfinishedJobsPerUserAreLimited() async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon(configuration: ["max_jobs_per_user": 3, "max_concurrent_transfers": 1])

@@ -1,7 +1,7 @@
-import NIOCore
+public import NIOCore
 
 /// One request line, or the news that a line was longer than the limit (and was skipped).
-enum LineFrame: Sendable {
+public enum LineFrame: Sendable {
     case line(ByteBuffer)
     /// A line longer than `limit` bytes was skipped.
     case tooLong(limit: Int)
@@ -10,19 +10,20 @@ enum LineFrame: Sendable {
 /// Splits the byte stream into `\n`-terminated lines of at most `maxLength` bytes. A longer line
 /// is reported once as `.tooLong` and discarded up to its newline, so the connection stays usable
 /// and the daemon never buffers more than the limit.
-struct LineFrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = LineFrame
+public struct LineFrameDecoder: ByteToMessageDecoder {
+    public typealias InboundOut = LineFrame
 
-    let maxLength: Int
+    /// The longest line passed on, newline excluded.
+    public let maxLength: Int
     private var discarding = false
     /// How far the current line has been searched, so each byte is scanned once.
     private var scanned = 0
 
-    init(maxLength: Int) {
+    public init(maxLength: Int) {
         self.maxLength = maxLength
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         let view = buffer.readableBytesView
         if let newline = view[(view.startIndex + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - view.startIndex
@@ -52,7 +53,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         if try decode(context: context, buffer: &buffer) == .continue { return .continue }
         // A last request without its newline still counts.
         if seenEOF, !discarding, buffer.readableBytes > 0, let line = buffer.readSlice(length: buffer.readableBytes) {

@@ -1,0 +1,43 @@
+extension DecodingError {
+    /// Names the parameter at fault in the wire's snake_case, e.g. `missing parameter 'url'` or
+    /// `parameter 'retry.max_attempts' must be an integer`.
+    public var parameterDescription: String {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            let keys = (codingPath + (last.map { [$0] } ?? [])).filter { $0.stringValue != "params" }
+            let names = keys.map { $0.intValue.map { "[\($0)]" } ?? Self.snakeCase($0.stringValue) }
+            return names.isEmpty ? "params" : names.joined(separator: ".")
+        }
+        switch self {
+        case .keyNotFound(let key, let context):
+            return "missing parameter '\(path(context.codingPath, key))'"
+        case .typeMismatch(let type, let context):
+            return "parameter '\(path(context.codingPath))' must be \(Self.typeName(type))"
+        case .valueNotFound(let type, let context):
+            return "parameter '\(path(context.codingPath))' must be \(Self.typeName(type)), not null"
+        case .dataCorrupted(let context):
+            return "parameter '\(path(context.codingPath))': \(context.debugDescription)"
+        @unknown default:
+            return "\(self)"
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        case is Int.Type, is Int64.Type, is UInt32.Type: return "an integer"
+        case is [String: String].Type: return "an object of strings"
+        default: return type is any Collection.Type ? "an array" : "an object"
+        }
+    }
+
+    private static func snakeCase(_ name: String) -> String {
+        name.reduce(into: "") { result, character in
+            if character.isUppercase {
+                result += "_" + character.lowercased()
+            } else {
+                result.append(character)
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+public import Foundation
+
+/// A request line read as far as its method: what to call, and the line to read its params from.
+public struct DecodedRequest: Sendable, Equatable {
+    /// The request's id; nil for a notification, which gets no answer.
+    public var id: RPCID?
+    public var method: String
+    /// Whether the request has a `params` member.
+    public var hasParams: Bool
+    /// The whole line, from which `params(for:)` decodes the parameters once the method is known.
+    public var line: Data
+
+    /// The parameters for `method`'s type, or an `invalidParams` error naming the parameter at fault.
+    public func params<M: RPCMethod>(for method: M.Type) throws(RPCError) -> M.Params {
+        try RequestDecoder.decodeParams(method, line, hasParams)
+    }
+}
+
+/// Why a request line was refused before any method ran, and the id to answer with.
+public struct RequestDecodingError: Error, Sendable, Equatable {
+    /// The request's id when it could be read, else null.
+    public var id: RPCID
+    public var error: RPCError
+
+    public init(id: RPCID, _ error: RPCError) {
+        self.id = id
+        self.error = error
+    }
+}
+
+/// Decodes request lines of the control protocol, without side effects, so that the daemon and
+/// the fuzz tests run the same code on untrusted bytes.
+///
+/// The nesting depth is checked by a byte scan (`JSONNesting`) before the JSON parser runs, so a
+/// line of a million `[` costs one pass and never reaches the parser's recursion.
+public struct RequestDecoder: Sendable {
+    /// The method names, for the message to a request that names none.
+    public var methods: [String]
+    /// How deeply a request may nest arrays and objects; the request object is the first level.
+    public var maxDepth: Int
+
+    public init(methods: [String], maxDepth: Int = Limits.maxJSONDepth) {
+        self.methods = methods
+        self.maxDepth = maxDepth
+    }
+
+    /// The answer to a line longer than `Limits.maxRequestLineBytes`, which the framing skipped.
+    public static let lineTooLong = RequestDecodingError(
+        id: .null,
+        RPCError(
+            .requestTooLarge,
+            "the request line is longer than \(Limits.maxRequestLineBytes) bytes and was ignored: send smaller requests, one JSON object per line"))
+
+    /// Reads the JSON-RPC header of one request line (its newline removed).
+    public func decode(_ line: Data) throws(RequestDecodingError) -> DecodedRequest {
+        if JSONNesting.exceeds(maxDepth, in: line) {
+            throw RequestDecodingError(
+                id: .null,
+                RPCError(
+                    .requestTooDeep,
+                    "the request nests arrays and objects more than \(maxDepth) levels deep (max_json_depth) and was ignored: send at most \(maxDepth) levels (the request object is the first)"))
+        }
+        let header: RPCRequestHeader
+        do {
+            header = try WireCoding.decoder().decode(RPCRequestHeader.self, from: line)
+        } catch DecodingError.dataCorrupted {
+            throw RequestDecodingError(id: .null, RPCError(.parseError, "the request is not valid JSON: send one JSON-RPC 2.0 object per line"))
+        } catch {
+            throw RequestDecodingError(id: .null, RPCError(.invalidRequest, "the request must be a JSON object with jsonrpc, id, method and params"))
+        }
+        let id = header.id ?? .null
+        guard header.jsonrpc == "2.0" else {
+            throw RequestDecodingError(id: id, RPCError(.invalidRequest, "the request must carry \"jsonrpc\": \"2.0\""))
+        }
+        guard let method = header.method else {
+            throw RequestDecodingError(id: id, RPCError(.invalidRequest, "the request has no method: give one of \(methods.joined(separator: ", "))"))
+        }
+        return DecodedRequest(id: header.id, method: method, hasParams: header.hasParams, line: line)
+    }
+
+    /// The parameters of `method` from a request line; a request without `params` decodes as `{}`.
+    public static func decodeParams<M: RPCMethod>(_ method: M.Type, _ line: Data, _ hasParams: Bool) throws(RPCError) -> M.Params {
+        do {
+            if !hasParams { return try WireCoding.decoder().decode(M.Params.self, from: Data("{}".utf8)) }
+            return try WireCoding.decoder().decode(RPCParamsEnvelope<M.Params>.self, from: line).params
+        } catch let error as DecodingError {
+            throw RPCError(.invalidParams, "invalid params for \(M.name): \(error.parameterDescription)")
+        } catch {
+            throw RPCError(.invalidParams, "invalid params for \(M.name): \(error)")
+        }
+    }
+}
