@@ -89,11 +89,13 @@ public final class ControlClient {
             guard let response = try? decoder.decode(RPCResponse<M.Result>.self, from: Data(reply)) else {
                 throw .protocolViolation(String(decoding: reply.prefix(200), as: UTF8.self))
             }
+            // An error with a null id answers a request the daemon could not read or would not
+            // take (a refused connection): it is this call's.
+            if let error = response.error { throw .rpc(error) }
             guard let responseID = response.id else {
                 notifications.append(reply)
                 continue
             }
-            if let error = response.error { throw .rpc(error) }
             guard responseID == id, let result = response.result else {
                 throw .protocolViolation("a response for id \(responseID), expected \(id)")
             }

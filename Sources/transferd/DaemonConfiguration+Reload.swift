@@ -34,7 +34,7 @@ extension DaemonConfiguration {
         applied.maxRequestBytes = new.maxRequestBytes
         applied.maxConnectionsPerUser = new.maxConnectionsPerUser
         applied.maxJobsPerUser = new.maxJobsPerUser
-        applied.maxJSONDepth = new.maxJSONDepth
+        applied.maxJsonDepth = new.maxJsonDepth
         // Read at each submit and each transfer start; running transfers keep the directory they opened.
         applied.allowedRoots = new.allowedRoots
         return applied

@@ -32,7 +32,7 @@ struct DaemonConfiguration: Sendable, Equatable {
     var maxRequestBytes = Limits.maxRequestLineBytes
     var maxConnectionsPerUser = 64
     var maxJobsPerUser = 10_000
-    var maxJSONDepth = Limits.maxJSONDepth
+    var maxJsonDepth = Limits.maxJSONDepth
     var hooks: [HookConfiguration] = []
     /// Entries of `HostRule`'s forms; empty: any host the other rules allow.
     var allowedHosts: [String] = []
@@ -253,7 +253,7 @@ extension DaemonConfiguration {
         config.maxConnectionsPerUser = try int("max_connections_per_user", config.maxConnectionsPerUser, 1...65536)
         config.maxJobsPerUser = try int("max_jobs_per_user", config.maxJobsPerUser, 1...10_000_000)
         // The request object and its params are two levels; no request of the protocol needs more than four.
-        config.maxJSONDepth = try int("max_json_depth", config.maxJSONDepth, 4...512)
+        config.maxJsonDepth = try int("max_json_depth", config.maxJsonDepth, 4...512)
         config.socketMode = try string(
             "socket_mode", config.socketMode,
             valid: { mode_t($0, radix: 8).map { $0 & ~0o770 == 0 && $0 & 0o600 == 0o600 } ?? false },

@@ -33,7 +33,7 @@ struct RequestRouter: Sendable {
             let data = Data(buffer.readableBytesView)
             let request: DecodedRequest
             do {
-                request = try RequestDecoder(methods: Self.methods, maxDepth: configuration.current.maxJSONDepth).decode(data)
+                request = try RequestDecoder(methods: Self.methods, maxDepth: configuration.current.maxJsonDepth).decode(data)
             } catch {
                 return encodeFailure(id: error.id, error.error)
             }

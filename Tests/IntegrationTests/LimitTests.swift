@@ -74,8 +74,12 @@ struct LimitTests {
         let daemon = try TestDaemon(configuration: ["max_connections_per_user": 3])
         defer { daemon.cleanUp() }
         try await daemon.start()
-        var open = try (0..<3).map { _ in try daemon.client() }
-        for client in open { _ = try client.call(Version.self, .init()) }
+        // The connections of start()'s probes may still be closing: take slots until three are served.
+        var open: [ControlClient] = []
+        try await waitUntil("three connections to be served") {
+            if let client = try? daemon.client(), (try? client.call(Version.self, .init())) != nil { open.append(client) }
+            return open.count == 3
+        }
         let error = try #require(try refusal(on: daemon))
         #expect(error.code == .limitExceeded)
         #expect(error.message.contains("max_connections_per_user"), "\(error.message)")
