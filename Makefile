@@ -30,8 +30,12 @@ build: deps
 run: build
 	$(RELEASE_BIN)/transferd $(ARGS)
 
+# At most this many tests run at once. Many integration tests each run a daemon, a test server and
+# a client; more at once than this on a 2-core machine only makes each wait for the others longer.
+TEST_WIDTH ?= 6
+
 test: deps
-	$(SWIFT) test
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $(SWIFT) test
 
 # Tests/Fuzz/README.md: the targets, their seeds, and what to do with a crash.
 fuzz: deps

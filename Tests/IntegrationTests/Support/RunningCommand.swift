@@ -30,14 +30,18 @@ final class RunningCommand: Sendable {
         process.standardOutput = out
         process.standardError = err
         self.process = process
-        for (pipe, toStandardOutput) in [(out, true), (err, false)] {
-            pipe.fileHandleForReading.readabilityHandler = { [output] handle in
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil }
-                output.append(data, toStandardOutput: toStandardOutput)
-            }
-        }
         try process.run()
+        // A reading thread per pipe (not readabilityHandler, whose end-of-file is not reliable on Linux).
+        for (pipe, toStandardOutput) in [(out, true), (err, false)] {
+            let handle = pipe.fileHandleForReading
+            Thread { [output] in
+                while true {
+                    let data = handle.availableData
+                    output.append(data, toStandardOutput: toStandardOutput)
+                    if data.isEmpty { return }
+                }
+            }.start()
+        }
     }
 
     var stdout: String { output.state.withLock { $0.stdout } }
