@@ -16,6 +16,11 @@ struct JournalRecord: Equatable, Sendable {
     /// The value's bytes (compact JSON, no newline); empty for a delete.
     var value: [UInt8]
 
+    /// The largest sequence number a record may carry. No daemon writes 2^63 records, and the
+    /// room above it means the numbers after the last one replayed never overflow: a journal
+    /// damaged into a number near 2^64 is refused as damage instead of trapping at start-up.
+    static let maxSequence = UInt64(Int64.max)
+
     /// Whether `key` may appear in a record: 1 to 200 bytes of `[A-Za-z0-9._:/-]`.
     static func isValidKey(_ key: String) -> Bool {
         let bytes = key.utf8
@@ -74,6 +79,7 @@ struct JournalRecord: Equatable, Sendable {
         }
         let value = line[cursor...]
         guard let sequence = UInt64(decimal: fields[0]) else { return .failure(.malformed("bad sequence number")) }
+        guard sequence <= maxSequence else { return .failure(.malformed("sequence number out of range")) }
         guard fields[1].count == 1, let operation = Operation(rawValue: fields[1][fields[1].startIndex]) else {
             return .failure(.malformed("bad operation"))
         }

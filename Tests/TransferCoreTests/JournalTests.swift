@@ -155,6 +155,45 @@ struct JournalTests {
         await #expect(throws: JournalError.self) { try await journal.commit([.put(key: "job/a", value: Array("a\nb".utf8))]) }
     }
 
+    /// Found by the journal fuzz target: a record numbered 2^64 - 1 passed every check, and the
+    /// daemon then trapped computing the next number. Such a number is damage now.
+    @Test func aSequenceNumberAtTheTopOfItsRangeIsDamageNotACrash() async throws {
+        var valid: [UInt8] = []
+        JournalRecord(sequence: 1, operation: .put, key: "job/a", value: value("a")).encode(into: &valid)
+        var top: [UInt8] = []
+        JournalRecord(sequence: .max, operation: .put, key: "b", value: Array("{}".utf8)).encode(into: &top)
+        var after: [UInt8] = []
+        JournalRecord(sequence: 2, operation: .put, key: "job/c", value: value("c")).encode(into: &after)
+        #expect(JournalRecord.decode(top, at: 0) == .failure(.malformed("sequence number out of range")))
+        var highest: [UInt8] = []
+        JournalRecord(sequence: JournalRecord.maxSequence, operation: .delete, key: "job/a", value: []).encode(into: &highest)
+        guard case .success = JournalRecord.decode(highest, at: 0) else {
+            Issue.record("the largest allowed sequence number does not decode")
+            return
+        }
+
+        // Last in the file, as the fuzzer found it: a torn tail, cut off; the journal opens.
+        let torn = try TemporaryDirectory("top-torn")
+        defer { torn.remove() }
+        try Data(valid + top + Array("2 P j".utf8)).write(to: URL(fileURLWithPath: torn.file(Journal.fileName)))
+        let journal = try Journal(directory: torn.path, logger: logger)
+        #expect(journal.values == ["job/a": value("a")])
+        try await journal.commit([.put(key: "job/next", value: value("n"))])
+        #expect(try Journal(directory: torn.path, logger: logger).values.count == 2)
+
+        // Followed by a valid record: corruption, refused with the offset.
+        let corrupt = try TemporaryDirectory("top-corrupt")
+        defer { corrupt.remove() }
+        try Data(valid + top + after).write(to: URL(fileURLWithPath: corrupt.file(Journal.fileName)))
+        do {
+            _ = try Journal(directory: corrupt.path, logger: logger)
+            Issue.record("a journal with a record numbered 2^64 - 1 before a valid one was accepted")
+        } catch {
+            #expect(error.code == .corrupt)
+            #expect(error.message.contains("byte offset \(valid.count)"))
+        }
+    }
+
     @Test func recordsRoundTripAndRejectDamage() throws {
         var bytes: [UInt8] = []
         let record = JournalRecord(sequence: 7, operation: .put, key: "job/x", value: Array("{\"a\": \"b c\"}".utf8))
