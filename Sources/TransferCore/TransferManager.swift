@@ -63,7 +63,8 @@ public actor TransferManager {
         let decoder = WireCoding.decoder()
         let values = journal.values
         if let value = values[Self.sequenceKey] {
-            guard let reserved = try? decoder.decode(UInt64.self, from: Data(value)) else {
+            // Numbers that high are damage (they would overflow long before they were used up).
+            guard let reserved = try? decoder.decode(UInt64.self, from: Data(value)), reserved < 1 << 62 else {
                 throw JournalError(
                     code: .corrupt,
                     message: "the journal \(journal.path) holds an unreadable \(Self.sequenceKey) record; move the journal aside")
@@ -82,7 +83,7 @@ public actor TransferManager {
             }
         }
         recovered.sort { $0.order < $1.order }
-        lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).max() ?? 0)
+        lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).filter { $0 < 1 << 62 }.max() ?? 0)
         reservedSeq = lastSeq + Self.sequenceBlock
         journal.write([.put(key: Self.sequenceKey, value: Array("\(reservedSeq)".utf8))])
         var requeued: [JobRecord] = []
