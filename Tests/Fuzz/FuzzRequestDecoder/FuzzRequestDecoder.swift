@@ -13,7 +13,7 @@ import TransferProtocol
 private let maxLineBytes = 1024
 
 /// The methods whose params are decoded, as the daemon's.
-private let methodNames = [Submit.name, Status.name, Cancel.name, Version.name]
+private let methodNames = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestDecoder(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
@@ -128,6 +128,9 @@ private func decodeLine(_ bytes: [UInt8], with decoder: RequestDecoder) {
         case Submit.name: decodeParams(Submit.self, of: request)
         case Status.name: decodeParams(Status.self, of: request)
         case Cancel.name: decodeParams(Cancel.self, of: request)
+        case Subscribe.name: decodeParams(Subscribe.self, of: request)
+        case Unsubscribe.name: decodeParams(Unsubscribe.self, of: request)
+        case Ack.name: decodeParams(Ack.self, of: request)
         case Version.name: decodeParams(Version.self, of: request)
         default: break
         }
