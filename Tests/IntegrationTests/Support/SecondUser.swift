@@ -15,7 +15,7 @@ struct SecondUser: Sendable {
         guard geteuid() == 0 else { return nil }
         if let user = lookUp() { return user }
         // Exit status 9: created meanwhile by another run.
-        let status = run("/usr/sbin/useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name])
+        let status = runQuietly("/usr/sbin/useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name])
         guard status == 0 || status == 9 else { return nil }
         return lookUp()
     }()
@@ -35,34 +35,14 @@ struct SecondUser: Sendable {
     }
 
     private static func transferctl(_ arguments: [String], uid: UInt32, gid: UInt32) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", Binaries.transferctl] + arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        let result = try runProcess(
+            "/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", Binaries.transferctl] + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"])
+        return (result.status, result.stdout, result.stderr)
     }
 
     /// Lets this user connect to `daemon`'s socket: its group becomes the user's (the mode is 0660).
     func mayConnect(to daemon: TestDaemon) {
         chown(daemon.socketPath, 0, gid)
-    }
-
-    private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

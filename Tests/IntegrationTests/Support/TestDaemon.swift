@@ -194,19 +194,8 @@ func offTheTestThreads<T: Sendable>(_ work: @escaping @Sendable () throws -> T) 
 }
 
 private func runTransferctlBlocking(_ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: Binaries.transferctl)
-    process.arguments = arguments
     var environment = ProcessInfo.processInfo.environment
     for (key, value) in extra { environment[key] = value }
-    process.environment = environment
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    let result = try runProcess(Binaries.transferctl, arguments, environment: environment)
+    return (result.status, result.stdout, result.stderr)
 }

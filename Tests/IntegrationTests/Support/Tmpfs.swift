@@ -13,14 +13,14 @@ struct Tmpfs {
         let probe = "/tmp/td-tmpfs-probe-\(getpid())"
         guard (try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)) != nil else { return false }
         defer { try? FileManager.default.removeItem(atPath: probe) }
-        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe]) == 0 else { return false }
-        return run("/bin/umount", [probe]) == 0
+        guard runQuietly("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe]) == 0 else { return false }
+        return runQuietly("/bin/umount", [probe]) == 0
     }()
 
     /// Mounts a tmpfs of `megabytes` MiB at `path` (created if needed).
     init(at path: String, megabytes: Int) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0755", "tmpfs", path]) == 0 else {
+        guard runQuietly("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0755", "tmpfs", path]) == 0 else {
             throw DeadlineExceeded(description: "cannot mount a tmpfs at \(path)")
         }
         self.path = path
@@ -40,18 +40,6 @@ struct Tmpfs {
     }
 
     func unmount() {
-        _ = Self.run("/bin/umount", ["-l", path])
-    }
-
-    @discardableResult
-    private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        _ = runQuietly("/bin/umount", ["-l", path])
     }
 }
