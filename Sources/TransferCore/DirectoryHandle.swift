@@ -46,8 +46,7 @@ final class DirectoryHandle: Sendable {
     func availableBytes() -> Int64? {
         var info = statvfs()
         guard fstatvfs(fd, &info) == 0 else { return nil }
-        let (product, overflow) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
-        return overflow ? Int64.max : product
+        return FileIO.availableBytes(info)
     }
 
     /// `path` joined with `name`, for messages.

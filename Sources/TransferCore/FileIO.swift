@@ -91,6 +91,11 @@ enum FileIO {
     static func availableBytes(_ path: String) -> Int64? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
+        return availableBytes(info)
+    }
+
+    /// Bytes an unprivileged user may still write, from a filesystem's `statvfs`.
+    static func availableBytes(_ info: statvfs) -> Int64 {
         let (product, overflow) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
         return overflow ? Int64.max : product
     }

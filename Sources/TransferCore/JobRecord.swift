@@ -74,6 +74,15 @@ public struct JobRecord: Codable, Sendable, Equatable {
             overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
     }
 
+    /// Records that the job ended with event number `seq`, and whether a hook is due for it;
+    /// returns the terminal event. The caller writes the record before the event goes out.
+    mutating func numberEnd(_ seq: UInt64, hookSelector: (@Sendable (Job) -> Bool)?) -> JobEvent {
+        eventSeq = seq
+        let wire = wireJob()
+        hookPending = hookSelector?(wire) == true ? true : nil
+        return JobEvent(seq: seq, type: JobEventType(latestFor: state), time: finishedAt ?? Date(), job: wire)
+    }
+
     /// Whether `params` asks for the same transfer as this job (for idempotent resubmission).
     func matches(_ params: Submit.Params) -> Bool {
         url == params.url && destination == params.destination

@@ -14,8 +14,7 @@ enum SubmitValidator {
     ]
 
     static func validateID(_ id: String) throws(RPCError) {
-        let allowed = id.utf8.allSatisfy(isIDCharacter)
-        guard allowed, (1...Limits.maxJobIDLength).contains(id.utf8.count), id != ".", id != ".." else {
+        guard Limits.isValidName(id) else {
             throw RPCError(
                 .invalidParams,
                 "job id '\(id.prefix(64))' is not allowed: use 1 to \(Limits.maxJobIDLength) characters of A-Z a-z 0-9 . _ -")
@@ -24,22 +23,10 @@ enum SubmitValidator {
 
     /// A session name: the same characters and length as a job id.
     static func validateSession(_ session: String) throws(RPCError) {
-        guard (1...Limits.maxJobIDLength).contains(session.utf8.count), session != ".", session != "..",
-            session.utf8.allSatisfy(isIDCharacter)
-        else {
+        guard Limits.isValidName(session) else {
             throw RPCError(
                 .invalidParams,
                 "session '\(session.prefix(64))' is not allowed: use 1 to \(Limits.maxJobIDLength) characters of A-Z a-z 0-9 . _ -, e.g. backup.nightly")
-        }
-    }
-
-    static func isIDCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-            return true
-        default:
-            return false
         }
     }
 
@@ -209,11 +196,5 @@ enum SubmitValidator {
         default:
             return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

@@ -12,7 +12,7 @@ extension TransferManager {
         lastSeq += 1
         if lastSeq + Self.sequenceBlock / 2 > reservedSeq {
             reservedSeq = lastSeq + Self.sequenceBlock
-            journal.write([.put(key: Self.sequenceKey, value: Array("\(reservedSeq)".utf8))])
+            journal.write([Self.reservation(reservedSeq)])
         }
         return lastSeq
     }
@@ -30,10 +30,12 @@ extension TransferManager {
     func ended(_ job: inout JobRecord) -> JobEvent {
         let seq = nextSeq()
         latestSeq[job.id] = seq
-        job.eventSeq = seq
-        let wire = job.wireJob()
-        job.hookPending = hookSelector?(wire) == true ? true : nil
-        return JobEvent(seq: seq, type: JobEventType(latestFor: job.state), time: job.finishedAt ?? Date(), job: wire)
+        return job.numberEnd(seq, hookSelector: hookSelector)
+    }
+
+    /// The journal record of the sequence numbers reserved up to `seq`.
+    static func reservation(_ seq: UInt64) -> Journal.Change {
+        .put(key: sequenceKey, value: Array("\(seq)".utf8))
     }
 
     /// Queues an event for the hub. Events leave in sequence order; a batch holding a terminal
@@ -149,11 +151,6 @@ extension TransferManager {
     }
 
     // MARK: - Hooks
-
-    /// Chooses, from now on, which finished jobs a hook runs for.
-    public func setHookSelector(_ selector: (@Sendable (Job) -> Bool)?) {
-        hookSelector = selector
-    }
 
     /// The finished jobs whose hook has not yet succeeded, in the order they ended, and a
     /// subscription to the terminal events of the jobs `selector` picks from now on.

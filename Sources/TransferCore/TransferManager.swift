@@ -42,7 +42,7 @@ public actor TransferManager {
     var progressShown: [String: Int64] = [:]
     var nextSubscriptionID = 1
     /// Which finished jobs a configured hook runs for (decided when the job ends).
-    var hookSelector: (@Sendable (Job) -> Bool)?
+    let hookSelector: (@Sendable (Job) -> Bool)?
 
     /// The journal key holding the reserved sequence numbers.
     static let sequenceKey = "meta/event-seq"
@@ -85,7 +85,7 @@ public actor TransferManager {
         recovered.sort { $0.order < $1.order }
         lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).filter { $0 < 1 << 62 }.max() ?? 0)
         reservedSeq = lastSeq + Self.sequenceBlock
-        journal.write([.put(key: Self.sequenceKey, value: Array("\(reservedSeq)".utf8))])
+        journal.write([Self.reservation(reservedSeq)])
         var requeued: [JobRecord] = []
         for var job in recovered {
             if job.state == .running, let size = Self.landedSize(job) {
@@ -94,9 +94,9 @@ public actor TransferManager {
                 job.finishedAt = Date()
                 job.checkpointBytes = size
                 job.totalBytes = size
+                // Numbered below the reservation just written; published to nobody, as nobody has subscribed yet.
                 lastSeq += 1
-                job.eventSeq = lastSeq
-                job.hookPending = hookSelector?(job.wireJob()) == true ? true : nil
+                _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
                 // Not written here, the check holds again on the next start if this one is lost.
                 if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
                 logger.info("job had landed before the restart", metadata: ["job": "\(job.id)"])
@@ -140,7 +140,8 @@ public actor TransferManager {
     public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
         // The host check may resolve a name: done before the checks below, so that nothing
         // changes between them and the job's insertion.
-        try await engine.hosts.admit(try SubmitValidator.validateURL(params.url))
+        let url = try SubmitValidator.validateURL(params.url)
+        try await engine.hosts.admit(url)
         guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -153,7 +154,6 @@ public actor TransferManager {
                 return view(existing)
             }
         }
-        let url = try SubmitValidator.validateURL(params.url)
         try SubmitValidator.validateHeaders(params.headers ?? [:])
         let overwrite = params.overwrite ?? false
         try SubmitValidator.validateDestination(
@@ -164,14 +164,20 @@ public actor TransferManager {
         if let size = params.size {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
         }
-        let unfinished = jobs.values.reduce(0) { $0 + ($1.owner == owner && !$1.state.isTerminal ? 1 : 0) }
+        // One pass over the unfinished jobs: the owner's count, and any writing to the same destination.
+        var unfinished = 0
+        var busy: JobRecord?
+        for other in jobs.values where !other.state.isTerminal {
+            if other.owner == owner { unfinished += 1 }
+            if other.destination == params.destination { busy = other }
+        }
         guard unfinished < configuration.maxJobsPerUser else {
             throw RPCError(
                 .limitExceeded,
                 "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
-        if let busy = jobs.values.first(where: { !$0.state.isTerminal && $0.destination == params.destination }) {
+        if let busy {
             throw RPCError(.destinationBusy, "job \(busy.id) is already downloading to \(params.destination): wait for it or cancel it first")
         }
         let id = params.id ?? newJobID()
@@ -543,7 +549,8 @@ public actor TransferManager {
 }
 
 extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
+    /// The string with zeros in front, up to `length` characters (hex numbers of fixed width).
+    func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

@@ -75,7 +75,6 @@ struct UserAccess: Sendable, Equatable {
 struct UserAccount: Sendable {
     let name: String
     let gid: UInt32
-    let home: String
 
     init?(uid: UInt32) {
         var entry = passwd()
@@ -84,12 +83,12 @@ struct UserAccount: Sendable {
         while size <= 1 << 20 {
             var buffer = [CChar](repeating: 0, count: size)
             // The entry's strings point into the buffer: read them while it is pinned.
-            let found: (name: String, gid: UInt32, home: String)?? = buffer.withUnsafeMutableBufferPointer { storage in
+            let found: (name: String, gid: UInt32)?? = buffer.withUnsafeMutableBufferPointer { storage in
                 guard let base = storage.baseAddress else { return nil }
                 let code = getpwuid_r(uid, &entry, base, storage.count, &result)
                 if code == ERANGE { return .some(nil) }
-                guard code == 0, result != nil, let name = entry.pw_name, let home = entry.pw_dir else { return nil }
-                return (String(cString: name), entry.pw_gid, String(cString: home))
+                guard code == 0, result != nil, let name = entry.pw_name else { return nil }
+                return (String(cString: name), entry.pw_gid)
             }
             switch found {
             case .none:
@@ -99,7 +98,6 @@ struct UserAccount: Sendable {
             case .some(.some(let account)):
                 self.name = account.name
                 self.gid = account.gid
-                self.home = account.home
                 return
             }
         }

@@ -5,6 +5,21 @@ public enum Limits {
     /// How deeply a request may nest JSON arrays and objects by default; the request object
     /// itself is the first level.
     public static let maxJSONDepth = 32
-    /// Longest client-chosen job id.
+    /// Longest client-chosen job id (and session name).
     public static let maxJobIDLength = 128
+
+    /// Whether `name` may be a client-chosen job id or a session name: 1 to `maxJobIDLength`
+    /// characters of `A-Z a-z 0-9 . _ -`, and not `.` or `..`.
+    public static func isValidName(_ name: String) -> Bool {
+        (1...maxJobIDLength).contains(name.utf8.count) && name != "." && name != ".."
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    return true
+                default:
+                    return false
+                }
+            }
+    }
 }

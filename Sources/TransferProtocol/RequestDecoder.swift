@@ -45,11 +45,16 @@ public struct RequestDecoder: Sendable {
     }
 
     /// The answer to a line longer than `Limits.maxRequestLineBytes`, which the framing skipped.
-    public static let lineTooLong = RequestDecodingError(
-        id: .null,
-        RPCError(
-            .requestTooLarge,
-            "the request line is longer than \(Limits.maxRequestLineBytes) bytes and was ignored: send smaller requests, one JSON object per line"))
+    public static let lineTooLong = lineTooLong(limit: Limits.maxRequestLineBytes)
+
+    /// The answer to a line longer than `limit` bytes (`max_request_bytes`), which the framing skipped.
+    public static func lineTooLong(limit: Int) -> RequestDecodingError {
+        RequestDecodingError(
+            id: .null,
+            RPCError(
+                .requestTooLarge,
+                "the request line is longer than \(limit) bytes (max_request_bytes) and was ignored: send smaller requests, one JSON object per line"))
+    }
 
     /// Reads the JSON-RPC header of one request line (its newline removed).
     public func decode(_ line: Data) throws(RequestDecodingError) -> DecodedRequest {

@@ -22,12 +22,8 @@ struct JobWaiter {
                 guard case .event(let event) = try client.nextStreamItem(),
                     wanted.contains(event.job.id), finished[event.job.id] == nil
                 else { continue }
-                if event.type.isTerminal {
-                    finished[event.job.id] = event.job
-                    reporter.finish(event.job)
-                } else {
-                    reporter.update(event.job)
-                }
+                if event.type.isTerminal { finished[event.job.id] = event.job }
+                reporter.report(event)
             }
         } catch {
             reporter.abandon()

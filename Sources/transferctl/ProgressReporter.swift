@@ -55,6 +55,11 @@ struct ProgressReporter {
         if interactive { redraw() }
     }
 
+    /// Reports an event: its job's outcome when it ends the job, else its latest snapshot.
+    mutating func report(_ event: JobEvent) {
+        if event.type.isTerminal { finish(event.job) } else { update(event.job) }
+    }
+
     /// Removes the progress lines before an error is printed.
     mutating func abandon() {
         clear()

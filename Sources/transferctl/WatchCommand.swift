@@ -45,10 +45,8 @@ struct WatchCommand: AsyncParsableCommand {
                 guard case .event(let event) = try client.nextStreamItem() else { continue }
                 if json {
                     StandardOutput.write(String(decoding: try JSONOutput.encode(event), as: UTF8.self) + "\n")
-                } else if event.type.isTerminal {
-                    reporter.finish(event.job)
                 } else {
-                    reporter.update(event.job)
+                    reporter.report(event)
                 }
             }
         } catch {

@@ -29,25 +29,23 @@ final class ConnectionSubscriptions: Sendable {
         self.logger = logger
     }
 
-    /// Adds a subscription to start once its answer is out, unless the connection already has `limit`.
-    func add(_ subscription: Subscription, limit: Int) throws(RPCError) {
-        let added = state.withLock { state in
-            guard state.active.count < limit else { return false }
+    /// Adds a subscription to start once its answer is out. Requests on a connection are served
+    /// one at a time, so room found by `checkRoom` is still there.
+    func add(_ subscription: Subscription) {
+        state.withLock { state in
             state.active[subscription.id] = subscription
             state.unstarted.append(subscription)
-            return true
-        }
-        guard added else {
-            subscription.end(.cancelled)
-            throw RPCError(
-                .limitExceeded,
-                "this connection already has \(limit) subscriptions (max_subscriptions_per_connection): "
-                    + "unsubscribe from one, use one subscription with several ids, or open another connection")
         }
     }
 
-    /// Whether the connection would take another subscription.
-    func hasRoom(limit: Int) -> Bool { state.withLock { $0.active.count < limit } }
+    /// Refuses another subscription when the connection already has `limit`.
+    func checkRoom(limit: Int) throws(RPCError) {
+        guard state.withLock({ $0.active.count >= limit }) else { return }
+        throw RPCError(
+            .limitExceeded,
+            "this connection already has \(limit) subscriptions (max_subscriptions_per_connection): "
+                + "unsubscribe from one, use one subscription with several ids, or open another connection")
+    }
 
     /// The subscriptions whose answers have just been written.
     func takeUnstarted() -> [Subscription] {

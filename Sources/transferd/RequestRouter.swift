@@ -19,16 +19,12 @@ struct RequestRouter: Sendable {
     let configuration: LiveConfiguration
     let logger: Logger
 
-
     /// The response line (newline included) for one request line, or nil for a notification.
     func respond(to frame: LineFrame, from peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer? {
         switch frame {
         case .tooLong(let limit):
-            return encodeFailure(
-                id: .null,
-                RPCError(
-                    .requestTooLarge,
-                    "the request line is longer than \(limit) bytes (max_request_bytes) and was ignored: send smaller requests, one JSON object per line"))
+            let refusal = RequestDecoder.lineTooLong(limit: limit)
+            return encodeFailure(id: refusal.id, refusal.error)
         case .line(let buffer):
             let data = Data(buffer.readableBytesView)
             let request: DecodedRequest
