@@ -336,10 +336,19 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             context.redirects = 0
             context.credentialsWithheld = false
         }
-        var request = URLRequest(url: redirect ?? context.request.url)
+        let url = redirect ?? context.request.url
+        // The one place a URL becomes a task: nothing but http and https ever reaches libcurl, which
+        // FoundationNetworking would otherwise let speak FTP and more.
+        guard HTTPScheme.isAllowed(url) else {
+            end(context, .permanent(JobError(code: "unsupported_url", message: "\(Redaction.url(url)) is not an http or https URL; transferd speaks only http and https")))
+            return
+        }
+        var request = URLRequest(url: url)
         request.httpMethod = "GET"
-        // FoundationNetworking restarts this timer whenever bytes arrive: it is an idle timeout.
-        request.timeoutInterval = context.request.limits.idleTimeout
+        // FoundationNetworking restarts this timer whenever bytes arrive: it is an idle timeout. It
+        // turns it into whole milliseconds in an Int (so it traps on huge values, and a fraction of a
+        // second becomes 0): clamped to whole seconds within the documented range.
+        request.timeoutInterval = HTTPScheme.timeout(context.request.limits.idleTimeout)
         for (name, value) in context.request.headers where !(context.credentialsWithheld && Redaction.isSecretName(name)) {
             request.setValue(value, forHTTPHeaderField: name)
         }
@@ -401,7 +410,20 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             completionHandler(.cancel)
             return
         }
+        // An interim answer (100 Continue, 103 Early Hints…): the final one follows on the same
+        // request, as HTTP says. 101 would switch protocols, which no download asks for.
+        if (100...199).contains(http.statusCode), http.statusCode != 101 {
+            completionHandler(.allow)
+            return
+        }
         context.statusCode = http.statusCode
+        if let lengths = http.value(forHTTPHeaderField: "Content-Length"), let problem = ContentLength.conflict(lengths) {
+            // RFC 9112 §6.3: differing lengths make the framing unknowable; the body cannot be trusted.
+            context.failure = .permanent(
+                JobError(code: "protocol", message: "\(context.request.url.host ?? "the server") sent \(problem); the answer's length cannot be trusted and nothing was kept"))
+            completionHandler(.cancel)
+            return
+        }
         if let url = http.url, url != context.request.url { context.finalURL = url }
         let contentEncoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
         if let contentEncoding, contentEncoding != "identity" {
@@ -551,6 +573,17 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
         context.redirects += 1
         let from = response.url ?? context.request.url
+        // Judged on the Location header itself: FoundationNetworking turns some targets (file:…)
+        // into a request to the same server before this delegate sees them.
+        if let location = response.value(forHTTPHeaderField: "Location"), let scheme = HTTPScheme.foreignScheme(ofLocation: location) {
+            context.failure = .permanent(
+                JobError(
+                    code: "redirect",
+                    message: "\(Redaction.url(from)) redirected to a \(scheme.prefix(20)): URL, which was refused: transferd speaks only http and https. "
+                        + "Ask the server's owner for an http or https link"))
+            completionHandler(nil)
+            return
+        }
         if context.redirects > configuration.maxRedirects {
             context.failure = .permanent(
                 JobError(
@@ -1134,9 +1167,19 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                     message: "the secure connection to \(host) failed: \(description); check the server's certificate and this machine's CA certificates"))
         case .httpTooManyRedirects:
             return .permanent(JobError(code: "redirect", message: "\(host) redirected too many times; the server is probably caught in a redirect loop"))
+        case .cannotParseResponse, .badServerResponse:
+            return .permanent(JobError(code: "protocol", message: "\(host) sent an answer that is not valid HTTP: \(description)"))
         case .badURL, .unsupportedURL:
             return .permanent(JobError(code: "unsupported_url", message: "\(Redaction.url(context.request.url)) cannot be fetched: \(description)"))
         default:
+            // libcurl reports response headers beyond its 100 KiB limit as "out of memory".
+            if description.localizedCaseInsensitiveContains("out of memory") {
+                return .permanent(
+                    JobError(
+                        code: "protocol",
+                        message: "\(host) sent response headers larger than libcurl accepts (100 KiB per header); "
+                            + "the server or a proxy in between is misbehaving: check the URL with curl -I"))
+            }
             return .transient(JobError(code: "network", message: "the transfer from \(host) failed: \(description)"))
         }
     }

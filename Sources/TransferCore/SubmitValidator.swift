@@ -130,6 +130,26 @@ enum SubmitValidator {
         }
     }
 
+    /// Why a journaled, unfinished job must not start, if it must not: a value that submit refuses
+    /// now (an older version, or a damaged but well-formed record, let it through).
+    static func replayProblem(_ job: JobRecord) -> String? {
+        do throws(RPCError) {
+            _ = try validateURL(job.url)
+            try validateHeaders(job.headers)
+            try validateRetryLimits(job.retry)
+            try validateSize(job.expectedSize)
+            _ = try validateSHA256(job.expectedSha256)
+            if job.idChosenByClient { try validateID(job.id) }
+            if let session = job.session { try validateSession(session) }
+        } catch {
+            return error.message
+        }
+        for (name, value) in [("checkpoint_bytes", job.checkpointBytes), ("total_bytes", job.totalBytes), ("furthest_bytes", job.furthestBytes)] {
+            if let value, !Limits.Job.size.contains(value) { return "\(name) is \(value)" }
+        }
+        return nil
+    }
+
     /// A SHA-256 in hex (either case); returns it in lowercase.
     static func validateSHA256(_ text: String?) throws(RPCError) -> String? {
         guard let text else { return nil }
@@ -140,27 +160,40 @@ enum SubmitValidator {
         return hex
     }
 
+    /// Checks every number of a job's retry limits against `Limits.Job`, naming the parameter
+    /// and its range.
     static func validateRetryLimits(_ limits: RetryLimits?) throws(RPCError) {
         guard let limits else { return }
-        if let attempts = limits.maxAttempts, attempts < 1 {
-            throw RPCError(.invalidParams, "retry.max_attempts must be at least 1 (1 means no retries)")
+        if let attempts = limits.maxAttempts, !Limits.Job.maxAttempts.contains(attempts) {
+            throw outOfRange("retry.max_attempts", attempts, Limits.Job.maxAttempts, "attempts (1 means no retries)")
         }
-        for (name, value) in [("max_time_seconds", limits.maxTimeSeconds), ("idle_timeout_seconds", limits.idleTimeoutSeconds), ("low_speed_seconds", limits.lowSpeedSeconds)] {
-            if let value, !(value > 0 && value.isFinite) {
-                throw RPCError(.invalidParams, "retry.\(name) must be a positive number of seconds")
-            }
+        let durations = [
+            ("retry.max_time_seconds", limits.maxTimeSeconds, Limits.Job.maxTimeSeconds),
+            ("retry.idle_timeout_seconds", limits.idleTimeoutSeconds, Limits.Job.idleTimeoutSeconds),
+            ("retry.low_speed_seconds", limits.lowSpeedSeconds, Limits.Job.lowSpeedSeconds),
+        ]
+        for (name, value, range) in durations {
+            if let value, !range.contains(value) { throw outOfRange(name, value, range, "seconds") }
         }
-        if let rate = limits.lowSpeedBytesPerSecond, rate < 0 {
-            throw RPCError(.invalidParams, "retry.low_speed_bytes_per_second must not be negative (0 turns the check off)")
+        if let rate = limits.lowSpeedBytesPerSecond, !Limits.Job.lowSpeedBytesPerSecond.contains(rate) {
+            throw outOfRange("retry.low_speed_bytes_per_second", rate, Limits.Job.lowSpeedBytesPerSecond, "bytes per second (0 turns the check off)")
         }
+    }
+
+    /// Checks an expected size against `Limits.Job.size`.
+    static func validateSize(_ size: Int64?) throws(RPCError) {
+        guard let size, !Limits.Job.size.contains(size) else { return }
+        throw outOfRange("size", size, Limits.Job.size, "bytes")
+    }
+
+    /// "size is -1: give 0 to 1152921504606846976 bytes".
+    static func outOfRange<T: Comparable>(_ name: String, _ value: T, _ range: ClosedRange<T>, _ unit: String) -> RPCError {
+        RPCError(.invalidParams, "\(name) is \(value): give \(range.lowerBound) to \(range.upperBound) \(unit)")
     }
 
     /// Refuses a download whose expected size does not fit in the destination's free space
     /// minus the reserve.
     static func validateSpace(for size: Int64, destination: String, reserve: Int64) throws(RPCError) {
-        guard size >= 0 else {
-            throw RPCError(.invalidParams, "size must not be negative")
-        }
         let directory = FileIO.parentDirectory(of: destination)
         guard let available = FileIO.availableBytes(directory), available - reserve < size else { return }
         throw RPCError(

@@ -43,7 +43,7 @@ public final class TransferEngine: Sendable {
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
-        sessionConfiguration.timeoutIntervalForRequest = configuration.idleTimeout
+        sessionConfiguration.timeoutIntervalForRequest = HTTPScheme.timeout(configuration.idleTimeout)
         sessionConfiguration.timeoutIntervalForResource = 7 * 24 * 3600
         session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
         delegate.session = session

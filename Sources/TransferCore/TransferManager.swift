@@ -88,7 +88,21 @@ public actor TransferManager {
         journal.write([Self.reservation(reservedSeq)])
         var requeued: [JobRecord] = []
         for var job in recovered {
-            if job.state == .running, let size = Self.landedSize(job) {
+            if !job.state.isTerminal, let problem = SubmitValidator.replayProblem(job) {
+                // Never start what submit would have refused: a value out of range could trap on its
+                // way to libcurl and take the daemon down again on every start.
+                job.state = .failed
+                job.finishedAt = Date()
+                job.nextAttemptAt = nil
+                job.error = JobError(
+                    code: "invalid_job",
+                    message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
+                lastSeq += 1
+                _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
+                if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
+                PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+                logger.error("journaled job refused at start-up", metadata: ["job": "\(job.id)", "error": "\(problem)"])
+            } else if job.state == .running, let size = Self.landedSize(job) {
                 // The file reached its destination, but the daemon died before journaling it.
                 job.state = .completed
                 job.finishedAt = Date()
@@ -161,6 +175,7 @@ public actor TransferManager {
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
+        try SubmitValidator.validateSize(params.size)
         if let size = params.size {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
         }
@@ -178,7 +193,10 @@ public actor TransferManager {
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
         if let busy {
-            throw RPCError(.destinationBusy, "job \(busy.id) is already downloading to \(params.destination): wait for it or cancel it first")
+            // Another user's job is never named: its id would let the caller follow someone else's work.
+            let who = busy.owner == owner ? "job \(busy.id) is" : "another user's job is"
+            let fix = busy.owner == owner ? "wait for it or cancel it first" : "choose another destination"
+            throw RPCError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
         }
         let id = params.id ?? newJobID()
         let job = JobRecord(
@@ -330,6 +348,8 @@ public actor TransferManager {
     }
 
     static let progressThatResetsFailures: Int64 = 1 << 20
+    /// The longest wait before a retry, whatever the server asks for.
+    static let longestRetryWait: Double = 7 * 86_400
 
     /// After a failed attempt: waits and retries when the job's limits allow, else fails it.
     private func retryOrFail(_ record: JobRecord, error: JobError, retryAfter: Double?) {
@@ -345,7 +365,10 @@ public actor TransferManager {
         }
         let failures = job.failuresInARow ?? 1
         let now = Date()
-        let next = now.addingTimeInterval(retryAfter ?? configuration.retry.backoff(afterFailures: failures))
+        // A server's Retry-After is honoured up to a week; a larger one is not a plan, and the job's
+        // maximum time ends it sooner anyway.
+        let wait = min(retryAfter ?? configuration.retry.backoff(afterFailures: failures), Self.longestRetryWait)
+        let next = now.addingTimeInterval(max(0, wait))
         let deadline = job.createdAt.addingTimeInterval(limits.maxTime)
         var giveUp: String?
         if failures >= limits.maxAttempts {
@@ -388,7 +411,8 @@ public actor TransferManager {
     private func armRetry(_ id: String, at date: Date) {
         retryTimers[id]?.cancel()
         retryTimers[id] = Task { [weak self] in
-            let delay = date.timeIntervalSinceNow
+            // Bounded, so that no stored time converts into an overflow.
+            let delay = min(date.timeIntervalSinceNow, Self.longestRetryWait * 2)
             if delay > 0 {
                 do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1)) } catch { return }
             }

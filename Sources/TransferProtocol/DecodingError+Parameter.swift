@@ -27,7 +27,10 @@ extension DecodingError {
         case is Bool.Type: return "true or false"
         case is Int.Type, is Int64.Type, is UInt32.Type: return "an integer"
         case is [String: String].Type: return "an object of strings"
-        default: return type is any Collection.Type ? "an array" : "an object"
+        default:
+            // Foundation reports an object it expected as Dictionary<String, Any>.
+            if String(describing: type).hasPrefix("Dictionary") { return "an object" }
+            return type is any Collection.Type ? "an array" : "an object"
         }
     }
 

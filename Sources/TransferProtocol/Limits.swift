@@ -22,4 +22,24 @@ public enum Limits {
                 }
             }
     }
+
+    /// The ranges of a job's numbers, checked when it is submitted and again when the journal is
+    /// replayed; documented in docs/protocol.md. Anything handed to FoundationNetworking or libcurl
+    /// stays far inside what they can represent (libcurl's timers are whole milliseconds in an Int).
+    public enum Job {
+        /// `retry.max_attempts`.
+        public static let maxAttempts: ClosedRange<Int> = 1...1_000_000
+        /// `retry.max_time_seconds`: up to ten years.
+        public static let maxTimeSeconds: ClosedRange<Double> = 1...315_360_000
+        /// `retry.idle_timeout_seconds`: up to a day.
+        public static let idleTimeoutSeconds: ClosedRange<Double> = 1...86_400
+        /// `retry.low_speed_bytes_per_second` (0 turns the check off): up to 1 TiB/s.
+        public static let lowSpeedBytesPerSecond: ClosedRange<Int64> = 0...(1 << 40)
+        /// `retry.low_speed_seconds`: up to a day.
+        public static let lowSpeedSeconds: ClosedRange<Double> = 1...86_400
+        /// `size`: up to 1 EiB.
+        public static let size: ClosedRange<Int64> = 0...(1 << 60)
+        /// An event sequence number (`ack`'s `seq`): numbers stay below 2^62.
+        public static let sequence: ClosedRange<UInt64> = 0...(1 << 62)
+    }
 }

@@ -6,6 +6,9 @@ public struct RPCRequestHeader: Decodable, Sendable {
     public var method: String?
     /// Whether a `params` member is present.
     public var hasParams: Bool
+    /// Whether the id is present but no `RPCID` (a fraction, a boolean, an object, an array, or a
+    /// number beyond 64 bits): an answer could not echo it.
+    public var hasUnusableID = false
 
     private enum CodingKeys: String, CodingKey { case jsonrpc, id, method, params }
 
@@ -13,7 +16,12 @@ public struct RPCRequestHeader: Decodable, Sendable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         jsonrpc = try? container.decode(String.self, forKey: .jsonrpc)
         if container.contains(.id) {
-            id = (try? container.decode(RPCID.self, forKey: .id)) ?? .null
+            if let readable = try? container.decode(RPCID.self, forKey: .id) {
+                id = readable
+            } else {
+                id = .null
+                hasUnusableID = true
+            }
         }
         method = try? container.decode(String.self, forKey: .method)
         hasParams = container.contains(.params)

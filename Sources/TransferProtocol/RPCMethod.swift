@@ -4,6 +4,9 @@ public protocol RPCMethod: Sendable {
     associatedtype Result: Codable & Sendable
     /// The JSON-RPC method name, matching the CLI verb.
     static var name: String { get }
+    /// The wire shape of `Params`, checked before decoding it (unknown names, wrong kinds,
+    /// unreadable numbers and text are refused by name); nil: only the type checks them.
+    static var parameters: [String: ParameterShape]? { get }
 }
 
 /// The version of the wire protocol this build speaks. It changes only when an existing

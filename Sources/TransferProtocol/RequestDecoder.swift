@@ -73,6 +73,13 @@ public struct RequestDecoder: Sendable {
         } catch {
             throw RequestDecodingError(id: .null, RPCError(.invalidRequest, "the request must be a JSON object with jsonrpc, id, method and params"))
         }
+        guard !header.hasUnusableID else {
+            throw RequestDecodingError(
+                id: .null,
+                RPCError(
+                    .invalidRequest,
+                    "the request id must be a string, a whole number from \(Int64.min) to \(Int64.max), or null, so that the answer can name it; the request was not carried out"))
+        }
         let id = header.id ?? .null
         guard header.jsonrpc == "2.0" else {
             throw RequestDecodingError(id: id, RPCError(.invalidRequest, "the request must carry \"jsonrpc\": \"2.0\""))
@@ -85,6 +92,9 @@ public struct RequestDecoder: Sendable {
 
     /// The parameters of `method` from a request line; a request without `params` decodes as `{}`.
     public static func decodeParams<M: RPCMethod>(_ method: M.Type, _ line: Data, _ hasParams: Bool) throws(RPCError) -> M.Params {
+        if hasParams, let known = M.parameters, let problem = shapeProblem(line, known: known, method: M.name) {
+            throw RPCError(.invalidParams, "invalid params for \(M.name): \(problem)")
+        }
         do {
             if !hasParams { return try WireCoding.decoder().decode(M.Params.self, from: Data("{}".utf8)) }
             return try WireCoding.decoder().decode(RPCParamsEnvelope<M.Params>.self, from: line).params
@@ -92,6 +102,23 @@ public struct RequestDecoder: Sendable {
             throw RPCError(.invalidParams, "invalid params for \(M.name): \(error.parameterDescription)")
         } catch {
             throw RPCError(.invalidParams, "invalid params for \(M.name): \(error)")
+        }
+    }
+
+    /// What is wrong with the `params` member of `line` for a method whose parameters are `known`:
+    /// params that are not an object, an unknown member (with the closest known name), a value
+    /// of the wrong kind, or one that cannot be read (with its path). Nil when it fits.
+    static func shapeProblem(_ line: Data, known: [String: ParameterShape], method: String) -> String? {
+        guard let envelope = try? JSONDecoder().decode(ProbeEnvelope.self, from: line) else { return nil }
+        switch envelope.params {
+        case .object(let members):
+            return ProbeValue.problem(members: members, known: known, path: nil, method: method)
+        case .null:
+            return nil
+        case .array:
+            return "params must be an object of named parameters, such as {\"id\": \"…\"}; parameters by position (an array) are not supported"
+        default:
+            return "params must be an object of named parameters, such as {\"id\": \"…\"}"
         }
     }
 }

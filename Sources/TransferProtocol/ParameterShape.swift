@@ -1,0 +1,85 @@
+/// What a method's parameter may hold on the wire: checked before the typed decoding, so that an
+/// unknown or misspelled parameter, a value of the wrong kind, a number no Swift type can hold or
+/// text that is not UTF-8 gets a message naming the parameter and the problem.
+public indirect enum ParameterShape: Sendable, Equatable {
+    case string
+    case bool
+    /// A whole number of at least `minimum` (and at most 2^63 − 1).
+    case integer(minimum: Int64)
+    /// Any finite number.
+    case number
+    case list(ParameterShape)
+    /// An object with free-form names and values of one shape (such as `headers`).
+    case map(ParameterShape)
+    /// An object with the named members only.
+    case object([String: ParameterShape])
+
+    /// A whole number from 0.
+    public static let count = ParameterShape.integer(minimum: 0)
+
+    /// How a message names what this shape expects.
+    var expectation: String {
+        switch self {
+        case .string: return "a string"
+        case .bool: return "true or false"
+        case .integer(let minimum) where minimum == 0: return "a whole number from 0 to \(Int64.max)"
+        case .integer(let minimum): return "a whole number from \(minimum) to \(Int64.max)"
+        case .number: return "a number"
+        case .list(let element): return "an array of \(element.plural)"
+        case .map(let value): return "an object whose values are \(value.plural)"
+        case .object: return "an object"
+        }
+    }
+
+    private var plural: String {
+        switch self {
+        case .string: return "strings"
+        case .bool: return "booleans"
+        case .integer, .number: return "numbers"
+        case .list: return "arrays"
+        case .map, .object: return "objects"
+        }
+    }
+}
+
+extension RPCMethod {
+    /// By default a method's parameters are checked by their type alone.
+    public static var parameters: [String: ParameterShape]? { nil }
+}
+
+extension Submit {
+    public static var parameters: [String: ParameterShape]? {
+        [
+            "url": .string, "destination": .string, "headers": .map(.string), "overwrite": .bool, "id": .string,
+            "sha256": .string, "size": .count, "session": .string,
+            "retry": .object([
+                "max_attempts": .integer(minimum: Int64.min), "max_time_seconds": .number, "idle_timeout_seconds": .number,
+                "low_speed_bytes_per_second": .integer(minimum: Int64.min), "low_speed_seconds": .number,
+            ]),
+        ]
+    }
+}
+
+extension Status {
+    public static var parameters: [String: ParameterShape]? { ["id": .string, "states": .list(.string), "all": .bool] }
+}
+
+extension Cancel {
+    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+}
+
+extension Subscribe {
+    public static var parameters: [String: ParameterShape]? { ["session": .string, "ids": .list(.string), "all": .bool] }
+}
+
+extension Unsubscribe {
+    public static var parameters: [String: ParameterShape]? { ["subscription": .integer(minimum: Int64.min)] }
+}
+
+extension Ack {
+    public static var parameters: [String: ParameterShape]? { ["session": .string, "seq": .count] }
+}
+
+extension Version {
+    public static var parameters: [String: ParameterShape]? { [:] }
+}
