@@ -28,11 +28,14 @@ let package = Package(
         .target(name: "TransferProtocol"),
         // openat2(2), which Swift cannot reach through the variadic syscall(2).
         .target(name: "COpenat2"),
+        // malloc_trim(3), and FoundationNetworking's URL host check made to accept IPv6 literals.
+        .target(name: "CLinuxShims"),
         .target(
             name: "TransferCore",
             dependencies: [
                 "TransferProtocol",
                 "COpenat2",
+                "CLinuxShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
@@ -62,7 +65,10 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // A statically linked FoundationNetworking calls CLinuxShims' host check through this
+            // (Sources/CLinuxShims/curl_host.c); a dynamic one finds it by symbol lookup.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--wrap=CFURLSessionCurlHostIsEqual"])]
         ),
         .executableTarget(
             name: "transferctl",
@@ -121,6 +127,6 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system && target.name != "COpenat2" {
+for target in package.targets where target.type != .system && !["COpenat2", "CLinuxShims"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

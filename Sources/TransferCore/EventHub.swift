@@ -11,6 +11,8 @@ public final class EventHub: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The bytes subscriber queues may hold, per user and in all; the daemon sets its limits.
+    public let budget = SubscriberBudget(perUser: 16 << 20, total: 64 << 20)
 
     public init() {}
 
@@ -58,6 +60,9 @@ public final class EventHub: Sendable {
 public enum SubscriptionEnd: Sendable, Equatable {
     /// Its queue filled because the subscriber did not read: `limit` events were waiting.
     case overflow(limit: Int)
+    /// The bytes queued for the user's subscriptions, or for everyone's, reached the limit
+    /// `key` configures.
+    case overflowBytes(limit: Int, key: String)
     /// The daemon is stopping.
     case shuttingDown
     /// The subscriber asked to stop, or its connection closed.
@@ -72,6 +77,13 @@ public enum SubscriptionEnd: Sendable, Equatable {
                 message: "more than \(limit) events waited for this connection because it stopped reading them; "
                     + "read events as they arrive, or raise subscriber_queue_events in the configuration, "
                     + "then subscribe again: a session's missed terminal events are replayed")
+        case .overflowBytes(let limit, let key):
+            let whose = key == "subscriber_queue_bytes_total" ? "all subscribers" : "your connections"
+            return Disconnect(
+                reason: "slow_subscriber",
+                message: "more than \(limit) bytes of events waited for \(whose) because they were not read; "
+                    + "read events as they arrive, or raise \(key) in the configuration, then subscribe again: "
+                    + "a session's missed terminal events are replayed")
         case .shuttingDown:
             return Disconnect(reason: "shutting_down", message: "transferd is stopping; subscribe again once it has restarted")
         case .cancelled:
@@ -92,7 +104,9 @@ public final class Subscription: Sendable {
     private struct State {
         var replay: [JobEvent]
         var caughtUpSent = false
-        var queue: [JobEvent] = []
+        /// Live events waiting, with the bytes each holds of the budget.
+        var queue: [(event: JobEvent, bytes: Int)] = []
+        var queuedBytes = 0
         var waiter: CheckedContinuation<SubscriptionItem?, Never>?
         var end: SubscriptionEnd?
         var onEnd: (@Sendable (Subscription) -> Void)?
@@ -103,6 +117,9 @@ public final class Subscription: Sendable {
     public let id: Int
     /// Live events at most waiting; nil: no bound (for the daemon's own subscribers, like hooks).
     public let limit: Int?
+    /// The uid whose budget the queue counts against; nil: no byte bound (with `limit` nil).
+    public let owner: UInt32?
+    private let budget: SubscriberBudget?
     /// The last sequence number assigned when the subscription began.
     public let startSeq: UInt64
     /// How many events the replay holds.
@@ -112,9 +129,14 @@ public final class Subscription: Sendable {
     private let replayed: Set<UInt64>
     private let state: Mutex<State>
 
-    init(id: Int, limit: Int?, startSeq: UInt64, replay: [JobEvent], filter: @escaping @Sendable (JobEvent) -> Bool) {
+    init(
+        id: Int, limit: Int?, owner: UInt32? = nil, budget: SubscriberBudget? = nil, startSeq: UInt64, replay: [JobEvent],
+        filter: @escaping @Sendable (JobEvent) -> Bool
+    ) {
         self.id = id
         self.limit = limit
+        self.owner = owner
+        self.budget = budget
         self.startSeq = startSeq
         self.filter = filter
         self.replayCount = replay.count
@@ -139,7 +161,7 @@ public final class Subscription: Sendable {
 
     func deliver(_ event: JobEvent) {
         guard !replayed.contains(event.seq) else { return }
-        enum Action { case none, resume(CheckedContinuation<SubscriptionItem?, Never>), overflow }
+        enum Action { case none, resume(CheckedContinuation<SubscriptionItem?, Never>), overflow(SubscriptionEnd) }
         let action: Action = state.withLock { state in
             guard state.end == nil else { return .none }
             if state.replay.isEmpty, state.caughtUpSent, let waiter = state.waiter {
@@ -147,15 +169,21 @@ public final class Subscription: Sendable {
                 return .resume(waiter)
             }
             if let limit, state.queue.count >= limit {
-                return .overflow
+                return .overflow(.overflow(limit: limit))
             }
-            state.queue.append(event)
+            var bytes = 0
+            if let budget, let owner {
+                bytes = event.estimatedBytes
+                if let refused = budget.reserve(bytes, for: owner) { return .overflow(refused) }
+            }
+            state.queue.append((event, bytes))
+            state.queuedBytes += bytes
             return .none
         }
         switch action {
         case .none: break
         case .resume(let waiter): waiter.resume(returning: .event(event))
-        case .overflow: end(.overflow(limit: limit ?? 0))
+        case .overflow(let reason): end(reason)
         }
     }
 
@@ -165,6 +193,8 @@ public final class Subscription: Sendable {
             state.withLock { state in
                 guard state.end == nil else { return (nil, nil, nil) }
                 state.end = reason
+                if let budget, let owner { budget.release(state.queuedBytes, for: owner) }
+                state.queuedBytes = 0
                 state.queue = []
                 state.replay = []
                 let taken = (state.waiter, state.onEnd, state.onOverflow)
@@ -174,7 +204,13 @@ public final class Subscription: Sendable {
                 return taken
             }
         onEnd?(self)
-        if case .overflow = reason { onOverflow?(reason) }
+        switch reason {
+        case .overflow, .overflowBytes:
+            onOverflow?(reason)
+            HeapTrim.soon()
+        case .shuttingDown, .cancelled:
+            break
+        }
         waiter?.resume(returning: nil)
     }
 
@@ -196,7 +232,12 @@ public final class Subscription: Sendable {
                     state.caughtUpSent = true
                     return .some(.caughtUp(CaughtUp(subscription: id, replayed: replayCount, seq: startSeq)))
                 }
-                if !state.queue.isEmpty { return .some(.event(state.queue.removeFirst())) }
+                if !state.queue.isEmpty {
+                    let (event, bytes) = state.queue.removeFirst()
+                    state.queuedBytes -= bytes
+                    if let budget, let owner { budget.release(bytes, for: owner) }
+                    return .some(.event(event))
+                }
                 state.waiter = continuation
                 return .none
             }

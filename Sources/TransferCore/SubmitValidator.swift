@@ -188,7 +188,15 @@ enum SubmitValidator {
 
     /// "size is -1: give 0 to 1152921504606846976 bytes".
     static func outOfRange<T: Comparable>(_ name: String, _ value: T, _ range: ClosedRange<T>, _ unit: String) -> RPCError {
-        RPCError(.invalidParams, "\(name) is \(value): give \(range.lowerBound) to \(range.upperBound) \(unit)")
+        RPCError(.invalidParams, "\(name) is \(shown(value)): give \(shown(range.lowerBound)) to \(shown(range.upperBound)) \(unit)")
+    }
+
+    /// A number as a message shows it: whole values without a fraction (86400, not 86400.0).
+    private static func shown<T>(_ value: T) -> String {
+        if let double = value as? Double, double.isFinite, double.rounded() == double, abs(double) < 1e15 {
+            return String(Int64(double))
+        }
+        return "\(value)"
     }
 
     /// Refuses a download whose expected size does not fit in the destination's free space

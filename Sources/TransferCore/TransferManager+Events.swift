@@ -113,7 +113,8 @@ extension TransferManager {
                 && (session == nil || event.job.session == session)
                 && (wanted?.contains(event.job.id) ?? true)
         }
-        let subscription = Subscription(id: nextSubscriptionID, limit: queueLimit, startSeq: lastSeq, replay: replay, filter: filter)
+        let subscription = Subscription(
+            id: nextSubscriptionID, limit: queueLimit, owner: caller, budget: hub.budget, startSeq: lastSeq, replay: replay, filter: filter)
         nextSubscriptionID += 1
         hub.add(subscription)
         if replay.contains(where: \.type.isTerminal) { try await sync() }

@@ -102,7 +102,7 @@ indirect enum ProbeValue: Decodable, Sendable {
                 let names = known.keys.sorted()
                 let suggestion = ParameterSuggestion.closest(to: name, among: names).map { "did you mean '\($0)'? " } ?? ""
                 let listed = names.isEmpty ? "\(method) takes no parameters" : "the parameters are \(names.joined(separator: ", "))"
-                return "unknown parameter '\(qualified.prefix(100))' for \(method): \(suggestion)\(listed)"
+                return "unknown parameter '\(qualified.prefix(100))': \(suggestion)\(listed)"
             }
             if let problem = value.problem(against: shape, at: qualified, method: method) { return problem }
         }

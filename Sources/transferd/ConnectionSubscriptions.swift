@@ -73,6 +73,9 @@ final class ConnectionSubscriptions: Sendable {
 
     var isClosing: Bool { closing.load(ordering: .relaxed) }
 
+    /// Whether the connection follows at least one subscription.
+    var hasSubscriptions: Bool { state.withLock { !$0.active.isEmpty } }
+
     /// Streams a started subscription into the connection until it ends.
     func pump(_ subscription: Subscription, into outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async {
         // When the client stops reading, the write below blocks; an overflow then closes the

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import TransferCore
 import TransferFraming
 import TransferProtocol
 #if canImport(Glibc)
@@ -158,6 +159,12 @@ final class ControlServer: Service {
         if count > current.maxConnections {
             refusal = RPCError(
                 .limitExceeded, "transferd already serves \(current.maxConnections) connections (max_connections): close idle clients or raise the limit")
+        } else if uid != 0, count > current.maxConnections - current.rootReservedConnections {
+            // The last slots stay free for root, so that an administrator can always get in.
+            refusal = RPCError(
+                .limitExceeded,
+                "transferd already serves \(count - 1) connections; the last \(current.rootReservedConnections) of max_connections "
+                    + "(\(current.maxConnections)) are kept for root (root_reserved_connections): close idle clients or raise max_connections")
         } else if userCount > current.maxConnectionsPerUser {
             refusal = RPCError(
                 .limitExceeded,
@@ -174,9 +181,15 @@ final class ControlServer: Service {
                 }
                 let subscriptions = ConnectionSubscriptions(channel: connection.channel.channel, peer: connection.peer, logger: logger)
                 defer { subscriptions.endAll() }
+                let activity = ConnectionActivity()
+                let idleWatch = Task { await self.closeWhenIdle(subscriptions, activity: activity) }
+                defer { idleWatch.cancel() }
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await frame in inbound {
+                        activity.touch()
                         guard !subscriptions.isClosing else { break }
+                        activity.busy(true)
+                        defer { activity.busy(false) }
                         if let response = await router.respond(to: frame, from: connection.peer, subscriptions: subscriptions) {
                             try await outbound.write(response)
                         }
@@ -193,4 +206,39 @@ final class ControlServer: Service {
             logger.debug("connection closed", metadata: ["error": "\(error)", "uid": "\(connection.peer.uid)"])
         }
     }
+
+    /// Closes the connection, with a last notification saying why, once it has sent nothing for
+    /// `control_idle_timeout_seconds` while no request is being answered and it follows no
+    /// subscription (a subscriber waits for events, not idly). Ends when cancelled.
+    private func closeWhenIdle(_ subscriptions: ConnectionSubscriptions, activity: ConnectionActivity) async {
+        while !Task.isCancelled {
+            let timeout = UInt64(configuration.current.controlIdleTimeoutSeconds) * 1_000_000_000
+            let idle = activity.idleNanoseconds()
+            if idle >= timeout, !activity.isBusy, !subscriptions.hasSubscriptions {
+                let seconds = timeout / 1_000_000_000
+                subscriptions.close(
+                    saying: Disconnect(
+                        reason: "idle_timeout",
+                        message: "this connection sent no request for \(seconds) s and follows no subscription, so transferd closed it "
+                            + "(control_idle_timeout_seconds); connect again when you have a request"))
+                return
+            }
+            let wait = idle >= timeout ? timeout : timeout - idle
+            do { try await Task.sleep(for: .nanoseconds(Int64(min(wait, 60_000_000_000)) + 1_000_000)) } catch { return }
+        }
+    }
+}
+
+/// When a connection last sent a request line, and whether one is being answered.
+final class ConnectionActivity: Sendable {
+    private let last = Atomic<UInt64>(MonotonicClock.nanoseconds())
+    private let answering = Atomic<Bool>(false)
+
+    func touch() { last.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
+    func busy(_ flag: Bool) {
+        answering.store(flag, ordering: .relaxed)
+        touch()
+    }
+    var isBusy: Bool { answering.load(ordering: .relaxed) }
+    func idleNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() &- last.load(ordering: .relaxed) }
 }

@@ -29,6 +29,10 @@ extension DaemonConfiguration {
         applied.eventRetentionSeconds = new.eventRetentionSeconds
         applied.subscriberQueueEvents = new.subscriberQueueEvents
         applied.maxSubscriptionsPerConnection = new.maxSubscriptionsPerConnection
+        applied.subscriberQueueBytesPerUser = new.subscriberQueueBytesPerUser
+        applied.subscriberQueueBytesTotal = new.subscriberQueueBytesTotal
+        applied.controlIdleTimeoutSeconds = new.controlIdleTimeoutSeconds
+        applied.rootReservedConnections = new.rootReservedConnections
         applied.hooks = new.hooks
         // Read per connection (request size, connections) and per submit (jobs).
         applied.maxRequestBytes = new.maxRequestBytes

@@ -29,6 +29,10 @@ struct DaemonConfiguration: Sendable, Equatable {
     var eventRetentionSeconds = 30 * 24 * 3600
     var subscriberQueueEvents = 1024
     var maxSubscriptionsPerConnection = 16
+    var subscriberQueueBytesPerUser = 16 << 20
+    var subscriberQueueBytesTotal = 64 << 20
+    var controlIdleTimeoutSeconds = 300
+    var rootReservedConnections = 4
     var maxRequestBytes = Limits.maxRequestLineBytes
     var maxConnectionsPerUser = 64
     var maxJobsPerUser = 10_000
@@ -56,6 +60,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         "event_retention_seconds", "subscriber_queue_events", "max_subscriptions_per_connection", "hooks",
         "max_request_bytes", "max_connections_per_user", "max_jobs_per_user", "max_json_depth",
         "allowed_hosts", "denied_hosts", "local_addresses", "socket_group",
+        "subscriber_queue_bytes_per_user", "subscriber_queue_bytes_total", "control_idle_timeout_seconds", "root_reserved_connections",
     ]
 
     var core: CoreConfiguration {
@@ -248,12 +253,21 @@ extension DaemonConfiguration {
         config.eventRetentionSeconds = try int("event_retention_seconds", config.eventRetentionSeconds, 0...(10 * 365 * 86400))
         config.subscriberQueueEvents = try int("subscriber_queue_events", config.subscriberQueueEvents, 1...1_000_000)
         config.maxSubscriptionsPerConnection = try int("max_subscriptions_per_connection", config.maxSubscriptionsPerConnection, 1...4096)
+        config.subscriberQueueBytesPerUser = try int("subscriber_queue_bytes_per_user", config.subscriberQueueBytesPerUser, (64 << 10)...(1 << 30))
+        config.subscriberQueueBytesTotal = try int("subscriber_queue_bytes_total", config.subscriberQueueBytesTotal, (1 << 20)...(1 << 34))
+        config.controlIdleTimeoutSeconds = try int("control_idle_timeout_seconds", config.controlIdleTimeoutSeconds, 1...86400)
+        config.rootReservedConnections = try int("root_reserved_connections", config.rootReservedConnections, 0...1024)
         config.hooks = hooks
         config.maxRequestBytes = try int("max_request_bytes", config.maxRequestBytes, 1024...(64 << 20))
         config.maxConnectionsPerUser = try int("max_connections_per_user", config.maxConnectionsPerUser, 1...65536)
         config.maxJobsPerUser = try int("max_jobs_per_user", config.maxJobsPerUser, 1...10_000_000)
         // The request object and its params are two levels; no request of the protocol needs more than four.
         config.maxJsonDepth = try int("max_json_depth", config.maxJsonDepth, 4...512)
+        guard config.rootReservedConnections < config.maxConnections else {
+            throw ConfigurationError(
+                description: "root_reserved_connections (\(config.rootReservedConnections)) must be below max_connections (\(config.maxConnections)): "
+                    + "lower it or raise max_connections")
+        }
         config.socketMode = try string(
             "socket_mode", config.socketMode,
             valid: { mode_t($0, radix: 8).map { $0 & ~0o770 == 0 && $0 & 0o600 == 0o600 } ?? false },

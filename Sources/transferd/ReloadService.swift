@@ -39,6 +39,7 @@ struct ReloadService: Service {
             configuration.replace(with: applied)
             logLevel.set(applied.logLevelValue)
             await manager.reconfigure(applied.core)
+            manager.hub.budget.setLimits(perUser: applied.subscriberQueueBytesPerUser, total: applied.subscriberQueueBytesTotal)
             if applied.socketMode != old.socketMode { server.apply(mode: applied.socketModeValue) }
             if applied.socketGroup != old.socketGroup, let gid = applied.socketGroupID {
                 server.apply(group: gid, named: applied.socketGroup)

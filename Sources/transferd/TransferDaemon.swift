@@ -103,6 +103,7 @@ struct TransferDaemon: AsyncParsableCommand {
             manager = try TransferManager(
                 journal: journal, engine: engine, configuration: configuration.core, logger: logger,
                 hookSelector: HookRunner.selector(live))
+            manager.hub.budget.setLimits(perUser: configuration.subscriberQueueBytesPerUser, total: configuration.subscriberQueueBytesTotal)
             let router = RequestRouter(manager: manager, configuration: live, logger: logger)
             if let passedSocket {
                 server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
