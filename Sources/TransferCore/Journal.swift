@@ -1,4 +1,5 @@
 public import Logging
+import Foundation
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -425,7 +426,14 @@ public final class Journal: Sendable {
         return false
     }
 
+    /// Torn tails kept beside the journal; older copies are removed.
+    static let tornCopiesKept = 5
+
+    /// Saves the bytes after `offset` (the torn tail, usually a part of one record) to
+    /// `journal.torn-TIME`, keeps the newest `tornCopiesKept` such copies, then cuts the journal
+    /// at `offset`. A copy that cannot be written is removed, and start-up stops with what to free.
     private static func cutTornTail(path: String, directory: String, data: [UInt8], offset: Int, logger: Logger) throws(JournalError) {
+        let tail = Array(data[offset...])
         var copy = path + ".torn-\(time(nil))"
         var suffix = 1
         while access(copy, F_OK) == 0 {
@@ -433,8 +441,19 @@ public final class Journal: Sendable {
             suffix += 1
         }
         do throws(FileIOError) {
-            try FileIO.writeFile(copy, data)
+            try FileIO.writeFile(copy, tail)
             try FileIO.syncDirectory(directory)
+        } catch {
+            unlink(copy)
+            let fix =
+                error.errno == ENOSPC || error.errno == EDQUOT
+                ? "the state directory's filesystem is full: free at least \(tail.count + 4096) bytes on the filesystem of \(directory) "
+                    + "(old \(FileIO.lastComponent(of: path)).torn-* copies there may go), then start transferd again"
+                : "make \(directory) writable by transferd, then start it again"
+            throw JournalError(
+                code: .io, message: "cannot save the torn tail of the journal (\(tail.count) bytes) before cutting it off: \(error); \(fix)")
+        }
+        do throws(FileIOError) {
             guard truncate(path, off_t(offset)) == 0 else { throw FileIOError("truncate", path) }
             let fd = open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw FileIOError("open", path) }
@@ -443,9 +462,31 @@ public final class Journal: Sendable {
         } catch {
             throw JournalError(code: .io, message: "cannot cut the torn tail of the journal: \(error)")
         }
+        let removed = pruneTornCopies(of: path, directory: directory, keeping: tornCopiesKept)
         logger.warning(
             "journal had a torn tail (an interrupted write); cut it off",
-            metadata: ["file": "\(path)", "offset": "\(offset)", "dropped_bytes": "\(data.count - offset)", "copy": "\(copy)"])
+            metadata: [
+                "file": "\(path)", "offset": "\(offset)", "dropped_bytes": "\(tail.count)", "copy": "\(copy)",
+                "old_copies_removed": "\(removed)",
+            ])
+    }
+
+    /// Removes all but the newest `keeping` torn-tail copies of `path` (by modification time, then
+    /// name); returns how many went.
+    static func pruneTornCopies(of path: String, directory: String, keeping: Int) -> Int {
+        let prefix = FileIO.lastComponent(of: path) + ".torn-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
+        let copies: [(name: String, modified: Int)] = names.filter { $0.hasPrefix(prefix) }.compactMap { name in
+            var info = stat()
+            guard lstat(directory + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return (name, Int(info.st_mtim.tv_sec))
+        }
+        let sorted = copies.sorted { ($0.modified, $0.name) > ($1.modified, $1.name) }
+        var removed = 0
+        for old in sorted.dropFirst(keeping) where unlink(directory + "/" + old.name) == 0 {
+            removed += 1
+        }
+        return removed
     }
 }
 
