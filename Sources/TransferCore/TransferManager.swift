@@ -87,8 +87,10 @@ public actor TransferManager {
         reservedSeq = lastSeq + Self.sequenceBlock
         journal.write([Self.reservation(reservedSeq)])
         var requeued: [JobRecord] = []
+        var refused: Set<String> = []
         for var job in recovered {
             if !job.state.isTerminal, let problem = SubmitValidator.replayProblem(job) {
+                refused.insert(job.id)
                 // Never start what submit would have refused: a value out of range could trap on its
                 // way to libcurl and take the daemon down again on every start.
                 job.state = .failed
@@ -122,7 +124,7 @@ public actor TransferManager {
             if let seq = job.eventSeq { latestSeq[job.id] = seq }
             nextOrder = max(nextOrder, job.order + 1)
         }
-        queue = requeued.map(\.id) + recovered.filter { $0.state == .queued }.map(\.id)
+        queue = requeued.map(\.id) + recovered.filter { $0.state == .queued && !refused.contains($0.id) }.map(\.id)
         if !requeued.isEmpty {
             logger.info("resuming interrupted transfers", metadata: ["count": "\(requeued.count)"])
         }

@@ -22,6 +22,7 @@ public indirect enum ParameterShape: Sendable, Equatable {
         switch self {
         case .string: return "a string"
         case .bool: return "true or false"
+        case .integer(let minimum) where minimum == Int64.min: return "an integer"
         case .integer(let minimum) where minimum == 0: return "a whole number from 0 to \(Int64.max)"
         case .integer(let minimum): return "a whole number from \(minimum) to \(Int64.max)"
         case .number: return "a number"

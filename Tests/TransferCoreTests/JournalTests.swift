@@ -220,3 +220,32 @@ extension Result where Success == (JournalRecord, Int), Failure == JournalRecord
         }
     }
 }
+
+@Suite("Torn tails")
+struct TornTailTests {
+    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    @Test func aCopyHoldsOnlyTheCutBytesAndAtMostFiveAreKept() async throws {
+        let directory = try TemporaryDirectory("torn-copies")
+        defer { directory.remove() }
+        let path = directory.file(Journal.fileName)
+        do {
+            let journal = try Journal(directory: directory.path, logger: logger)
+            try await journal.commit([.put(key: "job/a", value: Array(#"{"a":1}"#.utf8))])
+        }
+        let valid = try #require(FileManager.default.contents(atPath: path))
+        for round in 0..<8 {
+            let tail = Array("\(round + 2) P job/b 123".utf8)
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            handle.seekToEndOfFile()
+            handle.write(Data(tail))
+            try handle.close()
+            _ = try Journal(directory: directory.path, logger: logger)
+            #expect(FileManager.default.contents(atPath: path) == valid, "the journal is cut back to its valid records")
+            let copies = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(Journal.fileName + ".torn-") }
+            #expect(copies.count == min(round + 1, Journal.tornCopiesKept))
+            let sizes = copies.map { FileManager.default.contents(atPath: directory.file($0))?.count ?? -1 }
+            #expect(sizes.allSatisfy { $0 > 0 && $0 <= 16 }, "each copy holds the cut bytes only: \(sizes)")
+        }
+    }
+}

@@ -80,4 +80,28 @@ struct TransferManagerRecoveryTests {
         #expect(try await manager.status(id: "mine", states: nil, caller: 1000).count == 1)
         #expect(try await manager.status(id: "mine", states: nil, caller: 0).count == 1)
     }
+
+    @Test func aJournaledJobWithValuesOutOfRangeFailsInsteadOfStarting() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // As an older version (or a damaged but well-formed record) could have journaled them: each
+        // of these would trap on its way to libcurl, on every start.
+        var timeout = record(id: "idle-1e16", order: 1, state: .queued, destination: directory.file("a"), total: nil, inode: nil)
+        timeout.retry = RetryLimits(idleTimeoutSeconds: 1e16)
+        var ftp = record(id: "ftp", order: 2, state: .running, destination: directory.file("b"), total: nil, inode: nil)
+        ftp.url = "ftp://127.0.0.1/x"
+        var negative = record(id: "negative", order: 3, state: .waiting, destination: directory.file("c"), total: nil, inode: nil)
+        negative.checkpointBytes = -5
+        let fine = record(id: "fine", order: 4, state: .queued, destination: directory.file("d"), total: nil, inode: nil)
+        let manager = try await manager(replaying: [timeout, ftp, negative, fine], in: directory)
+        for id in ["idle-1e16", "ftp", "negative"] {
+            let job = try #require(try await manager.status(id: id, states: nil, caller: 0).first)
+            #expect(job.state == .failed, "\(id)")
+            #expect(job.error?.code == "invalid_job", "\(id)")
+            #expect(job.error?.message.contains("submit it again") == true, "\(job.error?.message ?? "")")
+        }
+        #expect(try await manager.status(id: "idle-1e16", states: nil, caller: 0).first?.error?.message.contains("retry.idle_timeout_seconds") == true)
+        #expect(try await manager.status(id: "fine", states: nil, caller: 0).first?.state == .queued)
+        #expect(await manager.counts.queued == 1, "only the valid job is queued")
+    }
 }

@@ -113,3 +113,70 @@ struct RequestDecoderTests {
         #expect(RequestDecoder.lineTooLong.id == .null)
     }
 }
+
+@Suite("Parameter shapes")
+struct ParameterShapeTests {
+    let decoder = RequestDecoder(methods: ["submit", "ack", "version"])
+
+    /// The invalid-params message for a submit with `params`, or nil when it decodes.
+    private func problem<M: RPCMethod>(_ method: M.Type, _ params: String) -> String? {
+        let line = Data((#"{"jsonrpc":"2.0","id":1,"method":"\#(M.name)","params":"# + params + "}").utf8)
+        do {
+            _ = try decoder.decode(line).params(for: M.self)
+            return nil
+        } catch let error as RPCError {
+            #expect(error.code == .invalidParams)
+            return error.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func unknownParametersAreNamedWithTheClosestKnownOne() {
+        let message = problem(Submit.self, #"{"url":"http://a/","destination":"/tmp/a","overwrites":true}"#)
+        #expect(message?.contains("unknown parameter 'overwrites'") == true)
+        #expect(message?.contains("did you mean 'overwrite'?") == true)
+        #expect(problem(Submit.self, #"{"url":"http://a/","destination":"/tmp/a","retry":{"max_attempt":2}}"#)?.contains("'retry.max_attempt'") == true)
+        #expect(problem(Version.self, #"{"x":1}"#)?.contains("version takes no parameters") == true)
+        // Free-form maps take any name.
+        #expect(problem(Submit.self, #"{"url":"http://a/","destination":"/tmp/a","headers":{"X-Anything":"1"}}"#) == nil)
+    }
+
+    @Test func valuesThatNoTypeCanReadAreNamed() {
+        let base = #""url":"http://a/","destination":"/tmp/a""#
+        #expect(problem(Submit.self, "{\(base),\"size\":1e400}") == "invalid params for submit: parameter 'size' is a number too large to read")
+        #expect(problem(Submit.self, "{\(base),\"size\":1.5}")?.contains("parameter 'size' must be a whole number from 0") == true)
+        #expect(problem(Submit.self, "{\(base),\"size\":18446744073709551616}")?.contains("parameter 'size' must be a whole number") == true)
+        #expect(problem(Submit.self, "{\(base),\"retry\":{\"idle_timeout_seconds\":\"NaN\"}}")?.contains("'retry.idle_timeout_seconds' must be a number") == true)
+        #expect(problem(Ack.self, #"{"session":"s","seq":-1}"#)?.contains("parameter 'seq' must be a whole number from 0") == true)
+        var invalidUTF8 = Array(#"{"jsonrpc":"2.0","id":1,"method":"submit","params":{"url":"http://a/"#.utf8)
+        invalidUTF8 += [0xFF, 0xFE] + Array(#"","destination":"/tmp/a"}}"#.utf8)
+        #expect(throws: RPCError.self) { try decoder.decode(Data(invalidUTF8)).params(for: Submit.self) }
+        do {
+            _ = try decoder.decode(Data(invalidUTF8)).params(for: Submit.self)
+        } catch let error as RPCError {
+            #expect(error.message.contains("parameter 'url' is not valid UTF-8 text"), "\(error.message)")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test func paramsThatAreNotAnObjectSaySo() {
+        #expect(problem(Submit.self, #""x""#)?.contains("params must be an object of named parameters") == true)
+        #expect(problem(Submit.self, #"["http://a/","/tmp/a"]"#)?.contains("by position") == true)
+    }
+
+    @Test func idsThatCannotBeEchoedAreRefusedBeforeAnythingRuns() {
+        for id in ["1.5", "true", "{}", "[1]", "18446744073709551616"] {
+            let line = Data(#"{"jsonrpc":"2.0","id":\#(id),"method":"version"}"#.utf8)
+            do {
+                _ = try decoder.decode(line)
+                Issue.record("id \(id) was accepted")
+            } catch {
+                #expect(error.error.code == .invalidRequest, "\(id)")
+                #expect(error.id == .null)
+            }
+        }
+        #expect((try? decoder.decode(Data(#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"version"}"#.utf8)))?.id == .number(.min))
+    }
+}
