@@ -105,6 +105,11 @@ let package = Package(
             dependencies: ["TransferCore"],
             path: "Tests/Fuzz/FuzzJournalRecovery"
         ),
+        .executableTarget(
+            name: "FuzzSubmitToEngine",
+            dependencies: ["TransferCore", "TransferProtocol", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Fuzz/FuzzSubmitToEngine"
+        ),
         .testTarget(name: "TransferProtocolTests", dependencies: ["TransferProtocol"]),
         .testTarget(
             name: "TransferCoreTests",

@@ -16,7 +16,7 @@ import Glibc
 /// and `suspend()` would restart a request from byte 0, so back-pressure works by cancelling a
 /// task when too many chunks wait and continuing with a ranged request once they have drained.
 /// The engine never writes the journal: it reports `EngineEvent`s and the core decides.
-public final class TransferEngine: Sendable {
+public final class TransferEngine: TransferDriving {
     private let session: URLSession
     private let delegate: EngineDelegate
     /// The host rules every submit, attempt and redirect is checked against; the daemon replaces
@@ -84,4 +84,25 @@ public final class TransferEngine: Sendable {
     deinit {
         session.invalidateAndCancel()
     }
+}
+
+/// What the core needs of an engine: start, stop and watch transfers, and hear how they end. The
+/// daemon's is `TransferEngine` (the one `URLSession`); tests and the fuzz targets script one.
+public protocol TransferDriving: Sendable {
+    /// The host rules every submit, attempt and redirect is checked against.
+    var hosts: HostGuard { get }
+    /// Events about every transfer, in order per job.
+    var events: AsyncStream<EngineEvent> { get }
+    /// Starts a transfer; its outcome arrives as events.
+    func start(_ request: TransferRequest)
+    /// Cancels a transfer, unless it is landing or has just ended.
+    func cancel(jobID: String) -> CancelOutcome
+    /// Drops what an interrupted transfer kept in memory for its next attempt.
+    func forget(jobID: String)
+    /// Stops every transfer and returns how far each got.
+    func stopAll() async -> [String: StoppedTransfer]
+    /// Ends `events` after what was already reported.
+    func finishEvents()
+    /// Live progress of a running transfer.
+    func progress(jobID: String) -> TransferProgress?
 }

@@ -9,7 +9,7 @@ import Glibc
 /// submission order, and turns the engine's reports into job states. It never touches the socket.
 public actor TransferManager {
     let journal: Journal
-    let engine: TransferEngine
+    let engine: any TransferDriving
     let logger: Logger
     var configuration: CoreConfiguration
     var jobs: [String: JobRecord] = [:]
@@ -52,7 +52,7 @@ public actor TransferManager {
     /// Replays the jobs in `journal`. Jobs that were running when the daemon stopped are queued
     /// again, ahead of the others, and resume from their last checkpoint.
     public init(
-        journal: Journal, engine: TransferEngine, configuration: CoreConfiguration, logger: Logger,
+        journal: Journal, engine: any TransferDriving, configuration: CoreConfiguration, logger: Logger,
         hookSelector: (@Sendable (Job) -> Bool)? = nil
     ) throws {
         self.journal = journal
