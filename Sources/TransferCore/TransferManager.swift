@@ -99,10 +99,12 @@ public actor TransferManager {
                 _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
                 // Not written here, the check holds again on the next start if this one is lost.
                 if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
-                logger.info("job had landed before the restart", metadata: ["job": "\(job.id)"])
+                Self.logger(logger, forJob: job.id).info("job had landed before the restart", metadata: ["bytes": "\(size)", "destination": "\(job.destination)"])
             } else if job.state == .running {
                 job.state = .queued
                 requeued.append(job)
+                Self.logger(logger, forJob: job.id).info(
+                    "transfer interrupted by the restart; it resumes from its last checkpoint", metadata: ["bytes": "\(job.checkpointBytes)"])
             }
             jobs[job.id] = job
             if let seq = job.eventSeq { latestSeq[job.id] = seq }
@@ -194,7 +196,7 @@ public actor TransferManager {
             jobs[id] = nil
             throw RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
         }
-        logger.info("job accepted", metadata: ["job": "\(id)", "url": "\(Redaction.url(url))"])
+        logger(forJob: id).info("job accepted", metadata: ["url": "\(Redaction.url(url))", "destination": "\(params.destination)"])
         // A cancel may have arrived while the record was syncing.
         if let accepted = jobs[id], accepted.state == .queued {
             emit(.queued, accepted)
@@ -252,7 +254,7 @@ public actor TransferManager {
         } catch {
             throw RPCError(.internalError, "the cancellation could not be written to the journal (\(error))")
         }
-        logger.info("job cancelled", metadata: ["job": "\(id)"])
+        logger(forJob: id).info("job cancelled")
         enqueue(event)
         return view(job)
     }
@@ -290,11 +292,15 @@ public actor TransferManager {
             job.finalURL = finalURL
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             save(job)
+            if startOffset > 0 {
+                logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
+            }
         case .checkpoint(_, let bytes, let generation):
             // A sync that began before the file was cut back to 0 does not describe it any more.
             guard job.state == .running, generation == generations[job.id] else { return }
             job.checkpointBytes = bytes
             save(job)
+            logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)"])
         case .completed(_, let bytes, let sha256):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
@@ -307,7 +313,7 @@ public actor TransferManager {
             let event = ended(&job)
             save(job)
             enqueue(event)
-            logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
+            logger(forJob: job.id).info("job completed: the file landed", metadata: ["destination": "\(job.destination)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
         case .failed(_, let error):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
@@ -326,6 +332,7 @@ public actor TransferManager {
             guard job.state == .running else { return }
             job.checkpointBytes = bytes
             save(job)
+            logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
         }
     }
 
@@ -365,9 +372,9 @@ public actor TransferManager {
         job.nextAttemptAt = next
         save(job)
         emit(.waiting, job)
-        logger.info(
+        logger(forJob: job.id).info(
             "job waits to retry",
-            metadata: ["job": "\(job.id)", "attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
+            metadata: ["attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
         armRetry(job.id, at: next)
     }
 
@@ -381,7 +388,7 @@ public actor TransferManager {
         let event = ended(&job)
         save(job)
         enqueue(event)
-        logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
+        logger(forJob: job.id).warning("job failed", metadata: ["attempt": "\(job.attempts)", "error": "\(error.message)"])
     }
 
     /// Queues a waiting job again once `date` has come.
@@ -403,6 +410,7 @@ public actor TransferManager {
         job.nextAttemptAt = nil
         save(job)
         emit(.queued, job)
+        logger(forJob: id).info("retrying", metadata: ["attempt": "\(job.attempts + 1)", "bytes": "\(job.checkpointBytes)"])
         // Back in its place by submission order, ahead of jobs submitted after it.
         let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
         queue.insert(id, at: position)
@@ -432,6 +440,10 @@ public actor TransferManager {
             running.insert(id)
             generations[id] = 0
             let limits = configuration.retry.limits(for: job.retry)
+            // Every line the engine logs about this attempt carries the job and the attempt number.
+            var transferLogger = logger(forJob: id)
+            transferLogger[metadataKey: "attempt"] = "\(job.attempts)"
+            transferLogger.info("attempt started", metadata: ["bytes": "\(job.checkpointBytes)"])
             engine.start(
                 TransferRequest(
                     jobID: id, url: url, headers: job.headers, destination: job.destination,
@@ -439,7 +451,8 @@ public actor TransferManager {
                     validator: job.validator, totalBytes: job.totalBytes,
                     expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
                     deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
-                    allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup)))
+                    allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
+                    logger: transferLogger))
         }
     }
 
@@ -522,6 +535,17 @@ public actor TransferManager {
         return job
     }
 
+    /// The logger for lines about one job: its id is metadata (`TRANSFER_JOB_ID=` in the journal).
+    nonisolated func logger(forJob id: String) -> Logger {
+        Self.logger(logger, forJob: id)
+    }
+
+    static func logger(_ base: Logger, forJob id: String) -> Logger {
+        var logger = base
+        logger[metadataKey: "job"] = "\(id)"
+        return logger
+    }
+
     func view(_ job: JobRecord) -> Job {
         guard job.state == .running, let progress = engine.progress(jobID: job.id) else { return job.wireJob() }
         return job.wireJob(liveBytes: progress.bytes, bytesPerSecond: progress.bytesPerSecond)
@@ -530,7 +554,7 @@ public actor TransferManager {
     func save(_ job: JobRecord) {
         jobs[job.id] = job
         guard let value = try? encode(job) else {
-            logger.error("cannot encode a job record", metadata: ["job": "\(job.id)"])
+            logger(forJob: job.id).error("cannot encode a job record")
             return
         }
         journal.write([.put(key: job.journalKey, value: value)])
