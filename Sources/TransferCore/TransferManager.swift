@@ -140,10 +140,107 @@ public actor TransferManager {
     /// Accepts a download for `owner` (uid), whose process ran with `group` (gid) when known;
     /// returns once its record is on disk.
     public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
-        // The host check may resolve a name: done before the checks below, so that nothing
-        // changes between them and the job's insertion.
-        let url = try SubmitValidator.validateURL(params.url)
-        try await engine.hosts.admit(url)
+        guard let result = await submit([params], owner: owner, group: group).first else {
+            throw RPCError(.internalError, "the submit produced no answer")
+        }
+        return try result.get()
+    }
+
+    /// Accepts several downloads for `owner` in one durable step: the records of every accepted
+    /// job are written together and synced once (one group commit). Returns each submit's job or
+    /// why it was refused, in order; a refused submit does not stop the others.
+    public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, RPCError>] {
+        var results = [Result<Job, RPCError>](repeating: .failure(RPCError(.internalError, "not submitted")), count: batch.count)
+        // The host checks may resolve names: all done before the checks below, which run without
+        // a suspension point, so that nothing changes between them and the jobs' insertion.
+        var urls: [URL?] = []
+        for (index, params) in batch.enumerated() {
+            do {
+                let url = try SubmitValidator.validateURL(params.url)
+                try await engine.hosts.admit(url)
+                urls.append(url)
+            } catch {
+                results[index] = .failure(error)
+                urls.append(nil)
+            }
+        }
+        var accepted: [(index: Int, job: JobRecord, url: URL)] = []
+        var answersExisting = false
+        // One pass over the unfinished jobs for the whole batch: the owner's count, and who writes where.
+        var unfinished = 0
+        var busy: [String: String] = [:]
+        for other in jobs.values where !other.state.isTerminal {
+            if other.owner == owner { unfinished += 1 }
+            busy[other.destination] = other.id
+        }
+        for (index, params) in batch.enumerated() {
+            guard let url = urls[index] else { continue }
+            do {
+                switch try admit(params, url: url, owner: owner, group: group, unfinished: unfinished, busy: busy) {
+                case .existing(let job):
+                    answersExisting = true
+                    results[index] = .success(view(job))
+                case .new(let job, let url):
+                    jobs[job.id] = job
+                    unfinished += 1
+                    busy[job.destination] = job.id
+                    accepted.append((index, job, url))
+                }
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        var changes: [Journal.Change] = []
+        var encoded: [(index: Int, job: JobRecord, url: URL)] = []
+        for (index, job, url) in accepted {
+            do {
+                changes.append(.put(key: job.journalKey, value: try encode(job)))
+                encoded.append((index, job, url))
+            } catch {
+                jobs[job.id] = nil
+                results[index] = .failure(RPCError(.internalError, "the job could not be encoded (\(error)); it was not accepted"))
+            }
+        }
+        accepted = encoded
+        if !changes.isEmpty || answersExisting {
+            // A job answered as existing may still be syncing from its first submit: this waits for that too.
+            do {
+                try await journal.commit(changes)
+            } catch {
+                for (index, job, _) in accepted { jobs[job.id] = nil; results[index] = .failure(Self.notWritten(error)) }
+                for index in results.indices { if case .success = results[index] { results[index] = .failure(Self.notWritten(error)) } }
+                return results
+            }
+        }
+        for (index, job, url) in accepted {
+            logger(forJob: job.id).info("job accepted", metadata: ["url": "\(Redaction.url(url))", "destination": "\(job.destination)"])
+            // A cancel may have arrived while the record was syncing.
+            if let current = jobs[job.id], current.state == .queued {
+                emit(.queued, current)
+                queue.append(job.id)
+            }
+            results[index] = .success(view(jobs[job.id] ?? job))
+        }
+        schedule()
+        return results
+    }
+
+    private static func notWritten(_ error: any Error) -> RPCError {
+        RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
+    }
+
+    /// What checking one submit found: a job submitted before under the same id, or a new record.
+    private enum Admission {
+        case existing(JobRecord)
+        case new(JobRecord, URL)
+    }
+
+    /// Checks one submit (whose `url` passed the host rules) against the rules, the owner's limit (`unfinished` jobs so far) and the
+    /// destinations already being written (`busy`), creating the destination's directories when
+    /// asked; returns the record to write, or the existing job its id names.
+    private func admit(
+        _ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, busy: [String: String]
+    ) throws(RPCError) -> Admission {
         guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -151,27 +248,21 @@ public actor TransferManager {
                 guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
                     throw RPCError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
                 }
-                // The first submit may still be syncing; answer only once it is durable.
-                try await sync()
-                return view(existing)
+                return .existing(existing)
             }
         }
         try SubmitValidator.validateHeaders(params.headers ?? [:])
         let overwrite = params.overwrite ?? false
-        try SubmitValidator.validateDestination(
-            params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: DownloadOwner(uid: owner, gid: group))
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
+        let downloadOwner = DownloadOwner(uid: owner, gid: group)
+        if params.createDirectories == true {
+            try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
+        }
+        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
         if let size = params.size {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
-        }
-        // One pass over the unfinished jobs: the owner's count, and any writing to the same destination.
-        var unfinished = 0
-        var busy: JobRecord?
-        for other in jobs.values where !other.state.isTerminal {
-            if other.owner == owner { unfinished += 1 }
-            if other.destination == params.destination { busy = other }
         }
         guard unfinished < configuration.maxJobsPerUser else {
             throw RPCError(
@@ -179,8 +270,8 @@ public actor TransferManager {
                 "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
-        if let busy {
-            throw RPCError(.destinationBusy, "job \(busy.id) is already downloading to \(params.destination): wait for it or cancel it first")
+        if let busy = busy[params.destination] {
+            throw RPCError(.destinationBusy, "job \(busy) is already downloading to \(params.destination): wait for it or cancel it first")
         }
         let id = params.id ?? newJobID()
         let job = JobRecord(
@@ -189,21 +280,7 @@ public actor TransferManager {
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
         nextOrder += 1
-        jobs[id] = job
-        do {
-            try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
-        } catch {
-            jobs[id] = nil
-            throw RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
-        }
-        logger(forJob: id).info("job accepted", metadata: ["url": "\(Redaction.url(url))", "destination": "\(params.destination)"])
-        // A cancel may have arrived while the record was syncing.
-        if let accepted = jobs[id], accepted.state == .queued {
-            emit(.queued, accepted)
-            queue.append(id)
-            schedule()
-        }
-        return view(jobs[id] ?? job)
+        return .new(job, url)
     }
 
     /// One job, or the caller's jobs in submission order, optionally filtered by state. Root

@@ -27,6 +27,7 @@ struct RequestRouter: Sendable {
             return encodeFailure(id: refusal.id, refusal.error)
         case .line(let buffer):
             let data = Data(buffer.readableBytesView)
+            if RequestBatch.isBatch(data) { return await respond(toBatch: data, from: peer, subscriptions: subscriptions) }
             let request: DecodedRequest
             do {
                 request = try RequestDecoder(methods: Self.methods, maxDepth: configuration.current.maxJsonDepth).decode(data)
@@ -43,7 +44,7 @@ struct RequestRouter: Sendable {
 
     static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name]
 
-    private func dispatch(
+    func dispatch(
         method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer, subscriptions: ConnectionSubscriptions
     ) async -> ByteBuffer {
         switch method {
@@ -82,11 +83,11 @@ struct RequestRouter: Sendable {
         try RequestDecoder.decodeParams(method, data, hasParams)
     }
 
-    private func encodeSuccess<R: Codable & Sendable>(id: RPCID, _ result: R) -> ByteBuffer {
+    func encodeSuccess<R: Codable & Sendable>(id: RPCID, _ result: R) -> ByteBuffer {
         WireLine.encode(RPCSuccess(id: id, result: result)) ?? encodeFailure(id: id, RPCError(.internalError, "the result could not be encoded"))
     }
 
-    private func encodeFailure(id: RPCID, _ error: RPCError) -> ByteBuffer {
+    func encodeFailure(id: RPCID, _ error: RPCError) -> ByteBuffer {
         if let line = WireLine.encode(RPCFailure(id: id, error: error)) { return line }
         return ByteBuffer(string: #"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"# + "\n")
     }
