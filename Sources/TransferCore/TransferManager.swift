@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import Metrics
 public import TransferProtocol
 #if canImport(Glibc)
 import Glibc
@@ -43,6 +44,9 @@ public actor TransferManager {
     var nextSubscriptionID = 1
     /// Which finished jobs a configured hook runs for (decided when the job ends).
     let hookSelector: (@Sendable (Job) -> Bool)?
+    let metrics = TransferMetrics()
+    /// Per running job, the offset up to which its received bytes are counted in the metrics.
+    private var countedBytes: [String: Int64] = [:]
 
     /// The journal key holding the reserved sequence numbers.
     static let sequenceKey = "meta/event-seq"
@@ -150,6 +154,8 @@ public actor TransferManager {
     /// job are written together and synced once (one group commit). Returns each submit's job or
     /// why it was refused, in order; a refused submit does not stop the others.
     public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, RPCError>] {
+        let startedAt = MonotonicClock.nanoseconds()
+        defer { metrics.submitDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- startedAt) }
         var results = [Result<Job, RPCError>](repeating: .failure(RPCError(.internalError, "not submitted")), count: batch.count)
         // The host checks may resolve names: all done before the checks below, which run without
         // a suspension point, so that nothing changes between them and the jobs' insertion.
@@ -368,6 +374,8 @@ public actor TransferManager {
             job.partialInode = inode
             job.finalURL = finalURL
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
+            // Bytes before the offset were counted, or were there before this attempt.
+            countedBytes[job.id] = startOffset
             save(job)
             if startOffset > 0 {
                 logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
@@ -375,12 +383,15 @@ public actor TransferManager {
         case .checkpoint(_, let bytes, let generation):
             // A sync that began before the file was cut back to 0 does not describe it any more.
             guard job.state == .running, generation == generations[job.id] else { return }
+            countReceived(job.id, upTo: bytes)
             job.checkpointBytes = bytes
             save(job)
             logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)"])
         case .completed(_, let bytes, let sha256):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
+            countReceived(job.id, upTo: bytes)
+            metrics.transfersCompleted.increment()
             job.state = .completed
             job.finishedAt = Date()
             job.checkpointBytes = bytes
@@ -398,6 +409,7 @@ public actor TransferManager {
         case .interrupted(_, let error, let kept, let retryAfter):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
+            countReceived(job.id, upTo: kept.bytes)
             job.checkpointBytes = kept.bytes
             job.validator = kept.validator
             job.totalBytes = kept.totalBytes
@@ -407,6 +419,7 @@ public actor TransferManager {
             // Stopped for shutdown: it stays running in the journal and resumes on restart.
             // (A cancelled job's record was written by `cancel`.)
             guard job.state == .running else { return }
+            countReceived(job.id, upTo: bytes)
             job.checkpointBytes = bytes
             save(job)
             logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
@@ -448,6 +461,7 @@ public actor TransferManager {
         job.error = error
         job.nextAttemptAt = next
         save(job)
+        metrics.retries.increment()
         emit(.waiting, job)
         logger(forJob: job.id).info(
             "job waits to retry",
@@ -465,6 +479,7 @@ public actor TransferManager {
         let event = ended(&job)
         save(job)
         enqueue(event)
+        metrics.failed(code: error.code)
         logger(forJob: job.id).warning("job failed", metadata: ["attempt": "\(job.attempts)", "error": "\(error.message)"])
     }
 
@@ -499,6 +514,7 @@ public actor TransferManager {
     private func transferEnded(_ id: String) {
         running.remove(id)
         generations[id] = nil
+        countedBytes[id] = nil
         progressShown[id] = nil
         schedule()
     }
@@ -514,6 +530,8 @@ public actor TransferManager {
             job.attempts += 1
             save(job)
             emit(.started, job)
+            metrics.transfersStarted.increment()
+            countedBytes[id] = job.checkpointBytes
             running.insert(id)
             generations[id] = 0
             let limits = configuration.retry.limits(for: job.retry)
@@ -584,6 +602,25 @@ public actor TransferManager {
         }
         journal.write(expired.map { .delete(key: $0.journalKey) })
         logger.debug("dropped expired jobs", metadata: ["count": "\(expired.count)"])
+    }
+
+    /// Adds the bytes a job received past what was counted so far to the received-bytes counter.
+    private func countReceived(_ id: String, upTo bytes: Int64) {
+        guard let counted = countedBytes[id], bytes > counted else { return }
+        metrics.receivedBytes.increment(by: bytes - counted)
+        countedBytes[id] = bytes
+    }
+
+    /// Brings the metrics read at a scrape up to date: jobs by state, open subscriptions, and the
+    /// bytes running transfers received since their last checkpoint.
+    public func refreshMetrics() {
+        for id in running {
+            if let progress = engine.progress(jobID: id) { countReceived(id, upTo: progress.bytes) }
+        }
+        var byState: [JobState: Int] = [:]
+        for job in jobs.values { byState[job.state, default: 0] += 1 }
+        for (state, gauge) in metrics.jobs { gauge.record(byState[state] ?? 0) }
+        metrics.subscribers.record(hub.subscriberCount)
     }
 
     /// Counts for status lines.

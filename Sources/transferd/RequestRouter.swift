@@ -42,7 +42,7 @@ struct RequestRouter: Sendable {
         }
     }
 
-    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name]
+    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name, MetricsMethod.name]
 
     func dispatch(
         method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer, subscriptions: ConnectionSubscriptions
@@ -61,6 +61,8 @@ struct RequestRouter: Sendable {
             }
         case Ack.name: return await call(Ack.self, id, data, hasParams) { (params) async throws(RPCError) in try await ack(params, peer: peer) }
         case Version.name: return await call(Version.self, id, data, hasParams) { (params) async throws(RPCError) in try await version(params, peer: peer) }
+        case MetricsMethod.name:
+            return await call(MetricsMethod.self, id, data, hasParams) { (params) async throws(RPCError) in try await metrics(params, peer: peer) }
         default:
             return encodeFailure(
                 id: id, RPCError(.methodNotFound, "unknown method '\(method.prefix(100))': the methods are \(Self.methods.joined(separator: ", "))"))
