@@ -18,7 +18,7 @@ enum DirectoryWalker {
     }
 
     /// O_PATH: opens a directory to walk from it, without needing permission to read it.
-    private static let oPath = copenat2_o_path()
+    static let oPath = copenat2_o_path()
 
     /// Opens the directory `destination` lands in. With `access`, also checks that this user may
     /// enter every directory from the root down and write the last one.
@@ -70,7 +70,7 @@ enum DirectoryWalker {
     }
 
     /// Checks that the user may pass through the directory `fd`, and write it when it is the last.
-    private static func check(_ fd: Int32, _ path: String, access: UserAccess?, last: Bool) throws(DestinationError) {
+    static func check(_ fd: Int32, _ path: String, access: UserAccess?, last: Bool) throws(DestinationError) {
         guard let access else { return }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -86,7 +86,7 @@ enum DirectoryWalker {
     }
 
     /// The error for a failed open of `name` inside `parent` (reached as `path`).
-    private static func failure(_ code: Int32, at path: String, in parent: Int32, name: String, root: String) -> DestinationError {
+    static func failure(_ code: Int32, at path: String, in parent: Int32, name: String, root: String) -> DestinationError {
         var info = stat()
         let isLink = fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
         if code == ELOOP || isLink {

@@ -297,7 +297,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 events.yield(.interrupted(jobID: request.jobID, error: failure.error, kept: kept, retryAfter: nil))
             } else {
                 PartialFile.remove(request.partialPath, roots: request.allowedRoots)
-                logger.warning("transfer refused by the host rules", metadata: ["job": "\(request.jobID)", "error": "\(failure.error.message)"])
+                request.logger.warning("transfer refused by the host rules", metadata: ["error": "\(failure.error.message)"])
                 events.yield(.failed(jobID: request.jobID, error: failure.error))
             }
             releaseStopWaitersIfIdle()
@@ -684,7 +684,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 control.phase = .pausing
                 control.task?.cancel()
             }
-            logger.debug("pausing a transfer while the disk catches up", metadata: ["job": "\(context.request.jobID)", "offset": "\(context.offset)", "backlog": "\(queue.operationCount)"])
+            context.request.logger.debug("pausing a transfer while the disk catches up", metadata: ["offset": "\(context.offset)", "backlog": "\(queue.operationCount)"])
         }
     }
 
@@ -790,7 +790,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         context.digest.reset(to: FileDigest())
         context.announcedDigest = nil
         context.checkedSpace = false
-        logger.info("starting the download over from byte 0", metadata: ["job": "\(context.request.jobID)", "reason": "\(reason)"])
+        context.request.logger.info("starting the download over from byte 0", metadata: ["reason": "\(reason)"])
     }
 
     private func setOffset(_ context: TransferContext, _ offset: Int64) {
@@ -813,7 +813,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             if Glibc.fdatasync(file.fd) == 0 {
                 self.events.yield(.checkpoint(jobID: jobID, bytes: offset, generation: generation))
             } else {
-                self.logger.warning("cannot sync a partial file", metadata: ["job": "\(jobID)", "error": "\(FileIOError("fdatasync", file.path))"])
+                context.request.logger.warning("cannot sync a partial file", metadata: ["error": "\(FileIOError("fdatasync", file.path))"])
             }
             context.checkpointInFlight.store(false, ordering: .releasing)
         }
@@ -839,7 +839,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 return true
             }
             if resume {
-                logger.debug("continuing a paused transfer", metadata: ["job": "\(context.request.jobID)", "offset": "\(context.offset)"])
+                context.request.logger.debug("continuing a paused transfer", metadata: ["offset": "\(context.offset)"])
                 sendRequest(context)
             } else {
                 completeStop(context)
@@ -910,8 +910,8 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
                 bytes: kept, inode: context.file.inode, digest: context.digest.current(), announcedDigest: context.announcedDigest)
             state.withLock { $0.suspended[jobID] = suspended }
         }
-        logger.info(
-            "transfer interrupted", metadata: ["job": "\(jobID)", "bytes": "\(kept)", "error": "\(failure.error.message)"])
+        context.request.logger.info(
+            "transfer interrupted", metadata: ["bytes": "\(kept)", "error": "\(failure.error.message)"])
         events.yield(
             .interrupted(
                 jobID: jobID, error: failure.error,
@@ -967,7 +967,7 @@ final class EngineDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private func fail(_ context: TransferContext, _ error: JobError) {
         forget(jobID: context.request.jobID)
         context.file.unlink()
-        logger.warning("transfer failed", metadata: ["job": "\(context.request.jobID)", "error": "\(error.message)"])
+        context.request.logger.warning("transfer failed", metadata: ["error": "\(error.message)"])
         events.yield(.failed(jobID: context.request.jobID, error: error))
         remove(context)
     }

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 public import TransferProtocol
 
 /// How the engine transfers and protects memory and data.
@@ -59,14 +60,18 @@ public struct TransferRequest: Sendable {
     /// Who the download is for; nil for the daemon's own user. Decides the access check at start
     /// and, when the daemon runs as root, who owns the file.
     public var owner: DownloadOwner?
+    /// Logs about this transfer: carries the job id (and the attempt number) as metadata, so each
+    /// line joins the job's story (`TRANSFER_JOB_ID=` in the journal).
+    public var logger: Logger
 
     public init(
         jobID: String, url: URL, headers: [String: String], destination: String, partialPath: String,
         overwrite: Bool, resumeFrom: Int64 = 0, validator: String? = nil, totalBytes: Int64? = nil,
         expectedSha256: String? = nil, expectedSize: Int64? = nil,
         limits: EffectiveRetryLimits = RetryPolicy().limits(for: nil), deadline: Date? = nil, diskReserveBytes: Int64 = 0,
-        allowedRoots: AllowedRoots, owner: DownloadOwner? = nil
+        allowedRoots: AllowedRoots, owner: DownloadOwner? = nil, logger: Logger
     ) {
+        self.logger = logger
         self.allowedRoots = allowedRoots
         self.owner = owner
         self.diskReserveBytes = diskReserveBytes

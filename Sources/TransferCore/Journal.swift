@@ -1,6 +1,7 @@
 public import Logging
 import Foundation
 import Dispatch
+import Metrics
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -91,6 +92,8 @@ public final class Journal: Sendable {
     private let policy: CompactionPolicy
     private let logger: Logger
     private let onFatal: @Sendable (JournalError) -> Void
+    private let syncCounter = Counter(label: "transferd_journal_syncs_total")
+    private let syncDuration = Metrics.Timer(label: "transferd_journal_sync_duration_seconds")
 
     /// The name of the journal file inside the state directory.
     public static let fileName = "journal.log"
@@ -230,7 +233,10 @@ public final class Journal: Sendable {
                     sequence += 1
                 }
                 try FileIO.writeAll(fd, bytes, path: path)
+                let syncStart = MonotonicClock.nanoseconds()
                 try FileIO.fdatasync(fd, path: path)
+                syncDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- syncStart)
+                syncCounter.increment()
                 let shouldCompact: Bool = state.withLock { state in
                     state.nextSequence = sequence
                     for change in changes { Self.apply(change, to: &state) }

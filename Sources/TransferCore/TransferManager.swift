@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import Metrics
 public import TransferProtocol
 #if canImport(Glibc)
 import Glibc
@@ -43,6 +44,9 @@ public actor TransferManager {
     var nextSubscriptionID = 1
     /// Which finished jobs a configured hook runs for (decided when the job ends).
     let hookSelector: (@Sendable (Job) -> Bool)?
+    let metrics = TransferMetrics()
+    /// Per running job, the offset up to which its received bytes are counted in the metrics.
+    private var countedBytes: [String: Int64] = [:]
 
     /// The journal key holding the reserved sequence numbers.
     static let sequenceKey = "meta/event-seq"
@@ -115,10 +119,12 @@ public actor TransferManager {
                 _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
                 // Not written here, the check holds again on the next start if this one is lost.
                 if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
-                logger.info("job had landed before the restart", metadata: ["job": "\(job.id)"])
+                Self.logger(logger, forJob: job.id).info("job had landed before the restart", metadata: ["bytes": "\(size)", "destination": "\(job.destination)"])
             } else if job.state == .running {
                 job.state = .queued
                 requeued.append(job)
+                Self.logger(logger, forJob: job.id).info(
+                    "transfer interrupted by the restart; it resumes from its last checkpoint", metadata: ["bytes": "\(job.checkpointBytes)"])
             }
             jobs[job.id] = job
             if let seq = job.eventSeq { latestSeq[job.id] = seq }
@@ -154,10 +160,109 @@ public actor TransferManager {
     /// Accepts a download for `owner` (uid), whose process ran with `group` (gid) when known;
     /// returns once its record is on disk.
     public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
-        // The host check may resolve a name: done before the checks below, so that nothing
-        // changes between them and the job's insertion.
-        let url = try SubmitValidator.validateURL(params.url)
-        try await engine.hosts.admit(url)
+        guard let result = await submit([params], owner: owner, group: group).first else {
+            throw RPCError(.internalError, "the submit produced no answer")
+        }
+        return try result.get()
+    }
+
+    /// Accepts several downloads for `owner` in one durable step: the records of every accepted
+    /// job are written together and synced once (one group commit). Returns each submit's job or
+    /// why it was refused, in order; a refused submit does not stop the others.
+    public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, RPCError>] {
+        let startedAt = MonotonicClock.nanoseconds()
+        defer { metrics.submitDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- startedAt) }
+        var results = [Result<Job, RPCError>](repeating: .failure(RPCError(.internalError, "not submitted")), count: batch.count)
+        // The host checks may resolve names: all done before the checks below, which run without
+        // a suspension point, so that nothing changes between them and the jobs' insertion.
+        var urls: [URL?] = []
+        for (index, params) in batch.enumerated() {
+            do {
+                let url = try SubmitValidator.validateURL(params.url)
+                try await engine.hosts.admit(url)
+                urls.append(url)
+            } catch {
+                results[index] = .failure(error)
+                urls.append(nil)
+            }
+        }
+        var accepted: [(index: Int, job: JobRecord, url: URL)] = []
+        var answersExisting = false
+        // One pass over the unfinished jobs for the whole batch: the owner's count, and who writes where.
+        var unfinished = 0
+        var busy: [String: String] = [:]
+        for other in jobs.values where !other.state.isTerminal {
+            if other.owner == owner { unfinished += 1 }
+            busy[other.destination] = other.id
+        }
+        for (index, params) in batch.enumerated() {
+            guard let url = urls[index] else { continue }
+            do {
+                switch try admit(params, url: url, owner: owner, group: group, unfinished: unfinished, busy: busy) {
+                case .existing(let job):
+                    answersExisting = true
+                    results[index] = .success(view(job))
+                case .new(let job, let url):
+                    jobs[job.id] = job
+                    unfinished += 1
+                    busy[job.destination] = job.id
+                    accepted.append((index, job, url))
+                }
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        var changes: [Journal.Change] = []
+        var encoded: [(index: Int, job: JobRecord, url: URL)] = []
+        for (index, job, url) in accepted {
+            do {
+                changes.append(.put(key: job.journalKey, value: try encode(job)))
+                encoded.append((index, job, url))
+            } catch {
+                jobs[job.id] = nil
+                results[index] = .failure(RPCError(.internalError, "the job could not be encoded (\(error)); it was not accepted"))
+            }
+        }
+        accepted = encoded
+        if !changes.isEmpty || answersExisting {
+            // A job answered as existing may still be syncing from its first submit: this waits for that too.
+            do {
+                try await journal.commit(changes)
+            } catch {
+                for (index, job, _) in accepted { jobs[job.id] = nil; results[index] = .failure(Self.notWritten(error)) }
+                for index in results.indices { if case .success = results[index] { results[index] = .failure(Self.notWritten(error)) } }
+                return results
+            }
+        }
+        for (index, job, url) in accepted {
+            logger(forJob: job.id).info("job accepted", metadata: ["url": "\(Redaction.url(url))", "destination": "\(job.destination)"])
+            // A cancel may have arrived while the record was syncing.
+            if let current = jobs[job.id], current.state == .queued {
+                emit(.queued, current)
+                queue.append(job.id)
+            }
+            results[index] = .success(view(jobs[job.id] ?? job))
+        }
+        schedule()
+        return results
+    }
+
+    private static func notWritten(_ error: any Error) -> RPCError {
+        RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
+    }
+
+    /// What checking one submit found: a job submitted before under the same id, or a new record.
+    private enum Admission {
+        case existing(JobRecord)
+        case new(JobRecord, URL)
+    }
+
+    /// Checks one submit (whose `url` passed the host rules) against the rules, the owner's limit (`unfinished` jobs so far) and the
+    /// destinations already being written (`busy`), creating the destination's directories when
+    /// asked; returns the record to write, or the existing job its id names.
+    private func admit(
+        _ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, busy: [String: String]
+    ) throws(RPCError) -> Admission {
         guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -165,28 +270,22 @@ public actor TransferManager {
                 guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
                     throw RPCError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
                 }
-                // The first submit may still be syncing; answer only once it is durable.
-                try await sync()
-                return view(existing)
+                return .existing(existing)
             }
         }
         try SubmitValidator.validateHeaders(params.headers ?? [:])
         let overwrite = params.overwrite ?? false
-        try SubmitValidator.validateDestination(
-            params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: DownloadOwner(uid: owner, gid: group))
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
         try SubmitValidator.validateSize(params.size)
+        let downloadOwner = DownloadOwner(uid: owner, gid: group)
+        if params.createDirectories == true {
+            try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
+        }
+        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
         if let size = params.size {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
-        }
-        // One pass over the unfinished jobs: the owner's count, and any writing to the same destination.
-        var unfinished = 0
-        var busy: JobRecord?
-        for other in jobs.values where !other.state.isTerminal {
-            if other.owner == owner { unfinished += 1 }
-            if other.destination == params.destination { busy = other }
         }
         guard unfinished < configuration.maxJobsPerUser else {
             throw RPCError(
@@ -194,10 +293,11 @@ public actor TransferManager {
                 "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
-        if let busy {
+        if let busyID = busy[params.destination] {
             // Another user's job is never named: its id would let the caller follow someone else's work.
-            let who = busy.owner == owner ? "job \(busy.id) is" : "another user's job is"
-            let fix = busy.owner == owner ? "wait for it or cancel it first" : "choose another destination"
+            let mine = jobs[busyID]?.owner == owner
+            let who = mine ? "job \(busyID) is" : "another user's job is"
+            let fix = mine ? "wait for it or cancel it first" : "choose another destination"
             throw RPCError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
         }
         let id = params.id ?? newJobID()
@@ -207,21 +307,7 @@ public actor TransferManager {
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
         nextOrder += 1
-        jobs[id] = job
-        do {
-            try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
-        } catch {
-            jobs[id] = nil
-            throw RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
-        }
-        logger.info("job accepted", metadata: ["job": "\(id)", "url": "\(Redaction.url(url))"])
-        // A cancel may have arrived while the record was syncing.
-        if let accepted = jobs[id], accepted.state == .queued {
-            emit(.queued, accepted)
-            queue.append(id)
-            schedule()
-        }
-        return view(jobs[id] ?? job)
+        return .new(job, url)
     }
 
     /// One job, or the caller's jobs in submission order, optionally filtered by state. Root
@@ -272,7 +358,7 @@ public actor TransferManager {
         } catch {
             throw RPCError(.internalError, "the cancellation could not be written to the journal (\(error))")
         }
-        logger.info("job cancelled", metadata: ["job": "\(id)"])
+        logger(forJob: id).info("job cancelled")
         enqueue(event)
         return view(job)
     }
@@ -309,15 +395,24 @@ public actor TransferManager {
             job.partialInode = inode
             job.finalURL = finalURL
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
+            // Bytes before the offset were counted, or were there before this attempt.
+            countedBytes[job.id] = startOffset
             save(job)
+            if startOffset > 0 {
+                logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
+            }
         case .checkpoint(_, let bytes, let generation):
             // A sync that began before the file was cut back to 0 does not describe it any more.
             guard job.state == .running, generation == generations[job.id] else { return }
+            countReceived(job.id, upTo: bytes)
             job.checkpointBytes = bytes
             save(job)
+            logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)"])
         case .completed(_, let bytes, let sha256):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
+            countReceived(job.id, upTo: bytes)
+            metrics.transfersCompleted.increment()
             job.state = .completed
             job.finishedAt = Date()
             job.checkpointBytes = bytes
@@ -327,7 +422,7 @@ public actor TransferManager {
             let event = ended(&job)
             save(job)
             enqueue(event)
-            logger.info("job completed", metadata: ["job": "\(job.id)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
+            logger(forJob: job.id).info("job completed: the file landed", metadata: ["destination": "\(job.destination)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
         case .failed(_, let error):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
@@ -335,6 +430,7 @@ public actor TransferManager {
         case .interrupted(_, let error, let kept, let retryAfter):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
+            countReceived(job.id, upTo: kept.bytes)
             job.checkpointBytes = kept.bytes
             job.validator = kept.validator
             job.totalBytes = kept.totalBytes
@@ -344,8 +440,10 @@ public actor TransferManager {
             // Stopped for shutdown: it stays running in the journal and resumes on restart.
             // (A cancelled job's record was written by `cancel`.)
             guard job.state == .running else { return }
+            countReceived(job.id, upTo: bytes)
             job.checkpointBytes = bytes
             save(job)
+            logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
         }
     }
 
@@ -389,10 +487,11 @@ public actor TransferManager {
         job.error = error
         job.nextAttemptAt = next
         save(job)
+        metrics.retries.increment()
         emit(.waiting, job)
-        logger.info(
+        logger(forJob: job.id).info(
             "job waits to retry",
-            metadata: ["job": "\(job.id)", "attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
+            metadata: ["attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
         armRetry(job.id, at: next)
     }
 
@@ -406,7 +505,8 @@ public actor TransferManager {
         let event = ended(&job)
         save(job)
         enqueue(event)
-        logger.warning("job failed", metadata: ["job": "\(job.id)", "error": "\(error.message)"])
+        metrics.failed(code: error.code)
+        logger(forJob: job.id).warning("job failed", metadata: ["attempt": "\(job.attempts)", "error": "\(error.message)"])
     }
 
     /// Queues a waiting job again once `date` has come.
@@ -429,6 +529,7 @@ public actor TransferManager {
         job.nextAttemptAt = nil
         save(job)
         emit(.queued, job)
+        logger(forJob: id).info("retrying", metadata: ["attempt": "\(job.attempts + 1)", "bytes": "\(job.checkpointBytes)"])
         // Back in its place by submission order, ahead of jobs submitted after it.
         let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
         queue.insert(id, at: position)
@@ -440,6 +541,7 @@ public actor TransferManager {
     private func transferEnded(_ id: String) {
         running.remove(id)
         generations[id] = nil
+        countedBytes[id] = nil
         progressShown[id] = nil
         schedule()
     }
@@ -455,9 +557,15 @@ public actor TransferManager {
             job.attempts += 1
             save(job)
             emit(.started, job)
+            metrics.transfersStarted.increment()
+            countedBytes[id] = job.checkpointBytes
             running.insert(id)
             generations[id] = 0
             let limits = configuration.retry.limits(for: job.retry)
+            // Every line the engine logs about this attempt carries the job and the attempt number.
+            var transferLogger = logger(forJob: id)
+            transferLogger[metadataKey: "attempt"] = "\(job.attempts)"
+            transferLogger.info("attempt started", metadata: ["bytes": "\(job.checkpointBytes)"])
             engine.start(
                 TransferRequest(
                     jobID: id, url: url, headers: job.headers, destination: job.destination,
@@ -465,7 +573,8 @@ public actor TransferManager {
                     validator: job.validator, totalBytes: job.totalBytes,
                     expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
                     deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
-                    allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup)))
+                    allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
+                    logger: transferLogger))
         }
     }
 
@@ -522,6 +631,25 @@ public actor TransferManager {
         logger.debug("dropped expired jobs", metadata: ["count": "\(expired.count)"])
     }
 
+    /// Adds the bytes a job received past what was counted so far to the received-bytes counter.
+    private func countReceived(_ id: String, upTo bytes: Int64) {
+        guard let counted = countedBytes[id], bytes > counted else { return }
+        metrics.receivedBytes.increment(by: bytes - counted)
+        countedBytes[id] = bytes
+    }
+
+    /// Brings the metrics read at a scrape up to date: jobs by state, open subscriptions, and the
+    /// bytes running transfers received since their last checkpoint.
+    public func refreshMetrics() {
+        for id in running {
+            if let progress = engine.progress(jobID: id) { countReceived(id, upTo: progress.bytes) }
+        }
+        var byState: [JobState: Int] = [:]
+        for job in jobs.values { byState[job.state, default: 0] += 1 }
+        for (state, gauge) in metrics.jobs { gauge.record(byState[state] ?? 0) }
+        metrics.subscribers.record(hub.subscriberCount)
+    }
+
     /// Counts for status lines.
     public var counts: JobCounts {
         JobCounts(running: running.count, queued: queue.count, waiting: retryTimers.count, total: jobs.count)
@@ -548,6 +676,17 @@ public actor TransferManager {
         return job
     }
 
+    /// The logger for lines about one job: its id is metadata (`TRANSFER_JOB_ID=` in the journal).
+    nonisolated func logger(forJob id: String) -> Logger {
+        Self.logger(logger, forJob: id)
+    }
+
+    static func logger(_ base: Logger, forJob id: String) -> Logger {
+        var logger = base
+        logger[metadataKey: "job"] = "\(id)"
+        return logger
+    }
+
     func view(_ job: JobRecord) -> Job {
         guard job.state == .running, let progress = engine.progress(jobID: job.id) else { return job.wireJob() }
         return job.wireJob(liveBytes: progress.bytes, bytesPerSecond: progress.bytesPerSecond)
@@ -556,7 +695,7 @@ public actor TransferManager {
     func save(_ job: JobRecord) {
         jobs[job.id] = job
         guard let value = try? encode(job) else {
-            logger.error("cannot encode a job record", metadata: ["job": "\(job.id)"])
+            logger(forJob: job.id).error("cannot encode a job record")
             return
         }
         journal.write([.put(key: job.journalKey, value: value)])

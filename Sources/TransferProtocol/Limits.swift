@@ -5,6 +5,9 @@ public enum Limits {
     /// How deeply a request may nest JSON arrays and objects by default; the request object
     /// itself is the first level.
     public static let maxJSONDepth = 32
+    /// The most calls one JSON-RPC batch (a request line holding an array) may carry; the line
+    /// itself stays within the request line limit.
+    public static let maxBatchCalls = 10_000
     /// Longest client-chosen job id (and session name).
     public static let maxJobIDLength = 128
 

@@ -52,7 +52,7 @@ extension Submit {
     public static var parameters: [String: ParameterShape]? {
         [
             "url": .string, "destination": .string, "headers": .map(.string), "overwrite": .bool, "id": .string,
-            "sha256": .string, "size": .count, "session": .string,
+            "sha256": .string, "size": .count, "session": .string, "create_directories": .bool,
             "retry": .object([
                 "max_attempts": .integer(minimum: Int64.min), "max_time_seconds": .number, "idle_timeout_seconds": .number,
                 "low_speed_bytes_per_second": .integer(minimum: Int64.min), "low_speed_seconds": .number,
@@ -82,5 +82,9 @@ extension Ack {
 }
 
 extension Version {
+    public static var parameters: [String: ParameterShape]? { [:] }
+}
+
+extension MetricsMethod {
     public static var parameters: [String: ParameterShape]? { [:] }
 }

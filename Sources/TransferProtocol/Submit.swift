@@ -22,12 +22,16 @@ public enum Submit: RPCMethod {
         /// A session name (1–128 of `A-Z a-z 0-9 . _ -`): the job's terminal event is kept for the
         /// session until it acknowledges it.
         public var session: String?
+        /// Create the destination's missing directories (inside an allowed root, without following
+        /// a symbolic link, owned by the submitter), as `mkdir -p` would.
+        public var createDirectories: Bool?
 
         public init(
             url: String, destination: String, headers: [String: String]? = nil,
             overwrite: Bool? = nil, id: String? = nil, sha256: String? = nil, size: Int64? = nil,
-            retry: RetryLimits? = nil, session: String? = nil
+            retry: RetryLimits? = nil, session: String? = nil, createDirectories: Bool? = nil
         ) {
+            self.createDirectories = createDirectories
             self.url = url
             self.destination = destination
             self.headers = headers

@@ -143,12 +143,14 @@ final class ControlServer: Service {
     private func serve(_ connection: ControlConnection) async {
         let uid = connection.peer.uid
         let count = connections.add(1, ordering: .relaxed).newValue
+        DaemonMetrics.connectionOpened()
         let userCount = connectionsByUser.withLock { counts in
             counts[uid, default: 0] += 1
             return counts[uid, default: 0]
         }
         defer {
             connections.subtract(1, ordering: .relaxed)
+            DaemonMetrics.connectionClosed()
             connectionsByUser.withLock { counts in
                 counts[uid, default: 1] -= 1
                 if counts[uid] == 0 { counts[uid] = nil }

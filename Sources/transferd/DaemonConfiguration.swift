@@ -46,6 +46,8 @@ struct DaemonConfiguration: Sendable, Equatable {
     /// A group name or gid for the socket file; empty: the daemon's own group.
     var socketGroup = ""
     var allowedRoots = AllowedRoots(systemAllowedRoots)
+    /// `HOST:PORT` to serve `GET /metrics` on; empty: no listener.
+    var metricsListen = ""
 
     /// Where the system service's downloads may land unless `allowed_roots` says otherwise.
     static let systemAllowedRoots = ["/srv/transferd"]
@@ -59,7 +61,7 @@ struct DaemonConfiguration: Sendable, Equatable {
         "low_speed_bytes_per_second", "low_speed_seconds", "max_redirects", "disk_reserve_bytes", "allowed_roots",
         "event_retention_seconds", "subscriber_queue_events", "max_subscriptions_per_connection", "hooks",
         "max_request_bytes", "max_connections_per_user", "max_jobs_per_user", "max_json_depth",
-        "allowed_hosts", "denied_hosts", "local_addresses", "socket_group",
+        "allowed_hosts", "denied_hosts", "local_addresses", "socket_group", "metrics_listen",
         "subscriber_queue_bytes_per_user", "subscriber_queue_bytes_total", "control_idle_timeout_seconds", "root_reserved_connections",
     ]
 
@@ -291,6 +293,8 @@ extension DaemonConfiguration {
         } else {
             config.socketGroup = try string("socket_group", config.socketGroup, valid: { SocketGroup.id($0) != nil }, expected: group)
         }
+        config.metricsListen = try string(
+            "metrics_listen", config.metricsListen, valid: { $0.isEmpty || MetricsListenAddress($0) != nil }, expected: MetricsListenAddress.expected)
         return (config, path)
     }
 }

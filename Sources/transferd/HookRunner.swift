@@ -45,6 +45,8 @@ struct HookRunner: Service {
 
     /// Runs every hook that matches `job` until each has exited 0, then marks the job's hooks done.
     private func runHooks(for job: Job) async {
+        var logger = self.logger
+        logger[metadataKey: "job"] = "\(job.id)"
         for hook in configuration.current.hooks where hook.matches(job) {
             var failures = 0
             while true {
@@ -55,11 +57,11 @@ struct HookRunner: Service {
                 let delay = min(hook.retryMaxDelaySeconds, hook.retryInitialDelaySeconds * pow(2, Double(failures - 1)))
                 logger.warning(
                     "hook failed; it runs again later",
-                    metadata: ["job": "\(job.id)", "hook": "\(hook.name)", "exit_status": "\(status)", "failures": "\(failures)",
+                    metadata: ["hook": "\(hook.name)", "exit_status": "\(status)", "failures": "\(failures)",
                         "retry_in_seconds": "\(delay)"])
                 do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
             }
-            logger.info("hook succeeded", metadata: ["job": "\(job.id)", "hook": "\(hook.name)"])
+            logger.info("hook succeeded", metadata: ["hook": "\(hook.name)"])
         }
         await manager.hookFinished(jobID: job.id)
     }

@@ -27,6 +27,7 @@ struct RequestRouter: Sendable {
             return encodeFailure(id: refusal.id, refusal.error)
         case .line(let buffer):
             let data = Data(buffer.readableBytesView)
+            if RequestBatch.isBatch(data) { return await respond(toBatch: data, from: peer, subscriptions: subscriptions) }
             let request: DecodedRequest
             do {
                 request = try RequestDecoder(methods: Self.methods, maxDepth: configuration.current.maxJsonDepth).decode(data)
@@ -41,9 +42,9 @@ struct RequestRouter: Sendable {
         }
     }
 
-    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name]
+    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name, MetricsMethod.name]
 
-    private func dispatch(
+    func dispatch(
         method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer, subscriptions: ConnectionSubscriptions
     ) async -> ByteBuffer {
         switch method {
@@ -60,6 +61,8 @@ struct RequestRouter: Sendable {
             }
         case Ack.name: return await call(Ack.self, id, data, hasParams) { (params) async throws(RPCError) in try await ack(params, peer: peer) }
         case Version.name: return await call(Version.self, id, data, hasParams) { (params) async throws(RPCError) in try await version(params, peer: peer) }
+        case MetricsMethod.name:
+            return await call(MetricsMethod.self, id, data, hasParams) { (params) async throws(RPCError) in try await metrics(params, peer: peer) }
         default:
             return encodeFailure(
                 id: id, RPCError(.methodNotFound, "unknown method '\(method.prefix(100))': the methods are \(Self.methods.joined(separator: ", "))"))
@@ -82,11 +85,11 @@ struct RequestRouter: Sendable {
         try RequestDecoder.decodeParams(method, data, hasParams)
     }
 
-    private func encodeSuccess<R: Codable & Sendable>(id: RPCID, _ result: R) -> ByteBuffer {
+    func encodeSuccess<R: Codable & Sendable>(id: RPCID, _ result: R) -> ByteBuffer {
         WireLine.encode(RPCSuccess(id: id, result: result)) ?? encodeFailure(id: id, RPCError(.internalError, "the result could not be encoded"))
     }
 
-    private func encodeFailure(id: RPCID, _ error: RPCError) -> ByteBuffer {
+    func encodeFailure(id: RPCID, _ error: RPCError) -> ByteBuffer {
         if let line = WireLine.encode(RPCFailure(id: id, error: error)) { return line }
         return ByteBuffer(string: #"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"# + "\n")
     }

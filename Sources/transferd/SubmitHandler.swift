@@ -7,3 +7,10 @@ extension RequestRouter {
         Submit.Result(job: try await manager.submit(params, owner: peer.uid, group: peer.gid))
     }
 }
+
+extension RequestRouter {
+    /// The submits of a batch: their jobs are written to the journal together and synced once.
+    func submit(_ batch: [Submit.Params], peer: Peer) async -> [Result<Submit.Result, RPCError>] {
+        await manager.submit(batch, owner: peer.uid, group: peer.gid).map { $0.map(Submit.Result.init(job:)) }
+    }
+}

@@ -71,6 +71,7 @@ struct TransferDaemon: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let level = LiveLogLevel(configuration.logLevelValue)
         LogDestination.detect(environment: environment).bootstrap(level: level)
+        DaemonMetrics.bootstrap()
         let logger = Logger(label: "transferd")
         let live = LiveConfiguration(configuration)
         let role = DaemonRole.detect(uid: uid, stateDirectory: statePath)
@@ -87,6 +88,7 @@ struct TransferDaemon: AsyncParsableCommand {
         let engine: TransferEngine
         let manager: TransferManager
         let server: ControlServer
+        let metricsListener: MetricsListener?
         do {
             let passedSocket = try SocketActivation.listeningSocket()
             state = try StateDirectory(path: statePath)
@@ -112,6 +114,7 @@ struct TransferDaemon: AsyncParsableCommand {
                 try ControlSocket.prepare(path: socketPath, uid: uid)
                 server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
             }
+            metricsListener = try await MetricsListener.bind(configuration.metricsListen, manager: manager)
         } catch {
             Self.die("transferd: \(error)")
         }
@@ -128,7 +131,7 @@ struct TransferDaemon: AsyncParsableCommand {
                 "config": "\(configSource ?? "defaults")", "jobs": "\(counts.total)", "version": "\(transferdVersion)",
                 "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
                 "local_addresses": "\(configuration.deniesLocalAddresses(role) ? "deny" : "allow")",
-                "allowed_roots": "\(configuration.allowedRoots)",
+                "allowed_roots": "\(configuration.allowedRoots)", "metrics_listen": "\(metricsListener.map { "http://\($0.address)/metrics" } ?? "off")",
             ])
         await manager.start()
 
@@ -146,7 +149,7 @@ struct TransferDaemon: AsyncParsableCommand {
                         service: WatchdogService(
                             interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),
                             logger: logger)),
-                ],
+                ] + (metricsListener.map { [.init(service: $0)] } ?? []),
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()

@@ -25,7 +25,9 @@ struct BadInputTests {
         let submit = { (params: String) in #"{"jsonrpc":"2.0","id":1,"method":"submit","params":"# + params + "}" }
         let cases: [(String, RPCErrorCode)] = [
             ("{not json", .parseError),
-            ("[1,2]", .invalidRequest),
+            // An array is a batch: an empty one is one error ([1,2] gets an array of two, see SubmitManyTests).
+            ("[]", .invalidRequest),
+            ("42", .invalidRequest),
             (#"{"jsonrpc":"1.0","id":1,"method":"version"}"#, .invalidRequest),
             (#"{"jsonrpc":"2.0","id":1,"method":"launch"}"#, .methodNotFound),
             (#"{"jsonrpc":"2.0","id":1,"method":"submit"}"#, .invalidParams),

@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import Testing
+import TransferProtocol
+@testable import TransferCore
+
+/// A batch of submits is one durable step: its records share the journal's sync.
+@Suite("Batches of submits")
+struct TransferManagerBatchTests {
+    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    private func manager(in directory: TemporaryDirectory) throws -> (TransferManager, Journal) {
+        let journal = try Journal(directory: directory.path + "/state", logger: logger)
+        var configuration = CoreConfiguration()
+        configuration.maxConcurrentTransfers = 1
+        configuration.allowedRoots = AllowedRoots([directory.path])
+        let manager = try TransferManager(
+            journal: journal, engine: TransferEngine(configuration: EngineConfiguration(), logger: logger),
+            configuration: configuration, logger: logger)
+        return (manager, journal)
+    }
+
+    private func submits(_ count: Int, in directory: TemporaryDirectory, prefix: String) -> [Submit.Params] {
+        (0..<count).map { Submit.Params(url: "http://127.0.0.1:9/\(prefix)\($0)", destination: directory.file("\(prefix)\($0)")) }
+    }
+
+    @Test func aBatchOfSubmitsIsSyncedOnceWhileOneByOneEachIsSynced() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
+        let (manager, journal) = try manager(in: directory)
+        try await journal.sync()
+
+        let before = journal.statistics
+        let results = await manager.submit(submits(100, in: directory, prefix: "batch"), owner: 0)
+        let afterBatch = journal.statistics
+        #expect(results.allSatisfy { if case .success = $0 { true } else { false } })
+        // The 100 records, then at most the first job's start (written without waiting).
+        #expect(afterBatch.syncs - before.syncs <= 3, "a batch of 100 submits took \(afterBatch.syncs - before.syncs) syncs")
+
+        for params in submits(20, in: directory, prefix: "single") {
+            _ = try await manager.submit(params, owner: 0)
+        }
+        #expect(journal.statistics.syncs - afterBatch.syncs >= 20, "each single submit waits for its own sync")
+    }
+
+    @Test func refusedSubmitsOfABatchLeaveTheOthersAccepted() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
+        let (manager, _) = try manager(in: directory)
+        let results = await manager.submit(
+            [
+                Submit.Params(url: "http://127.0.0.1:9/a", destination: directory.file("a")),
+                Submit.Params(url: "ftp://127.0.0.1/b", destination: directory.file("b")),
+                Submit.Params(url: "http://127.0.0.1:9/c", destination: directory.file("a")),
+                Submit.Params(url: "http://127.0.0.1:9/d", destination: "/elsewhere/d"),
+                Submit.Params(url: "http://127.0.0.1:9/e", destination: directory.file("e")),
+            ], owner: 0)
+        let codes = results.map { result -> RPCErrorCode? in
+            if case .failure(let error) = result { return error.code }
+            return nil
+        }
+        #expect(codes == [nil, .unsupportedURL, .destinationBusy, .invalidDestination, nil])
+        #expect(try await manager.status(id: nil, states: nil, caller: 0).count == 2)
+    }
+}
