@@ -22,14 +22,14 @@ struct TransferCtl: AsyncParsableCommand {
             """,
         subcommands: [
             SubmitCommand.self, StatusCommand.self, CancelCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
-            VersionCommand.self,
+            ReloadCommand.self, VersionCommand.self,
         ]
     )
 
     /// Without a subcommand there is nothing to do: show the help as a usage error.
     func run() async throws {
         StandardError.writeLine(Self.helpMessage())
-        throw TransferCtlError.usage("transferctl: missing a command (submit, status, cancel, wait, watch, events or version)")
+        throw TransferCtlError.usage("transferctl: missing a command (submit, status, cancel, wait, watch, events, reload or version)")
     }
 
     static func main() async {

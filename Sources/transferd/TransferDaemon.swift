@@ -53,6 +53,12 @@ struct TransferDaemon: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        // FoundationNetworking makes a disk cache and a cookie store, under $XDG_CACHE_HOME (~/.cache)
+        // and $XDG_DATA_HOME (~/.local/share), as soon as any URLSessionConfiguration exists, even
+        // one without them: in the system service's home, /var/lib/transferd. Pointed at /dev/null,
+        // creating them fails quietly. transferd reads neither variable, and hooks do not inherit them.
+        setenv("XDG_CACHE_HOME", "/dev/null", 1)
+        setenv("XDG_DATA_HOME", "/dev/null", 1)
         let uid = getuid()
         let configPath = config
         let flags = configurationFlags
@@ -87,6 +93,7 @@ struct TransferDaemon: AsyncParsableCommand {
         let engine: TransferEngine
         let manager: TransferManager
         let server: ControlServer
+        let reloader: ConfigurationReloader
         do {
             let passedSocket = try SocketActivation.listeningSocket()
             state = try StateDirectory(path: statePath)
@@ -103,7 +110,11 @@ struct TransferDaemon: AsyncParsableCommand {
             manager = try TransferManager(
                 journal: journal, engine: engine, configuration: configuration.core, logger: logger,
                 hookSelector: HookRunner.selector(live))
-            let router = RequestRouter(manager: manager, configuration: live, logger: logger)
+            reloader = ConfigurationReloader(
+                load: { try await load().0 }, configuration: live, logLevel: level, manager: manager, hosts: hosts,
+                hostPolicy: hostPolicy, logger: logger)
+            let router = RequestRouter(
+                manager: manager, configuration: live, reloader: reloader, configurationFile: configSource, logger: logger)
             if let passedSocket {
                 server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
             } else {
@@ -114,6 +125,7 @@ struct TransferDaemon: AsyncParsableCommand {
         } catch {
             Self.die("transferd: \(error)")
         }
+        await reloader.attach(server: server)
         if let stallFile = environment["TRANSFERD_TEST_JOURNAL_STALL_FILE"] {
             JournalStallForTesting.start(journal: journal, whileFileExists: stallFile)
         }
@@ -138,9 +150,7 @@ struct TransferDaemon: AsyncParsableCommand {
                     .init(service: HookRunner(manager: manager, configuration: live, logger: logger)),
                     .init(service: server),
                     .init(
-                        service: ReloadService(
-                            hangups: hangups, load: { try await load().0 }, configuration: live, logLevel: level,
-                            manager: manager, server: server, hosts: hosts, hostPolicy: hostPolicy, logger: logger)),
+                        service: ReloadService(hangups: hangups, reloader: reloader, manager: manager)),
                     .init(
                         service: WatchdogService(
                             interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),
