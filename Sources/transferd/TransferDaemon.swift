@@ -22,13 +22,18 @@ struct TransferDaemon: AsyncParsableCommand {
             """,
         version: transferdVersion)
 
-    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else /run/transferd/transferd.sock (root) or $XDG_RUNTIME_DIR/transferd/transferd.sock. Not used when systemd passes the socket (LISTEN_FDS).")
+    @Flag(help: ArgumentHelp(
+        "Run as the system service (transferd.service passes it).",
+        discussion: "Its defaults: socket /run/transferd/transferd.sock, state /var/lib/transferd, configuration /etc/transferd/transferd.json, allowed_roots /srv/transferd, loopback addresses refused. Without it, a daemon started by hand, root's included, is its user's own."))
+    var system = false
+
+    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else $XDG_RUNTIME_DIR/transferd/transferd.sock (/run/user/UID/… without it), or /run/transferd/transferd.sock with --system. Not used when systemd passes the socket (LISTEN_FDS).")
     var socket: String?
 
-    @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else /var/lib/transferd (root) or $XDG_STATE_HOME/transferd.")
+    @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else $XDG_STATE_HOME/transferd (~/.local/state/transferd), or /var/lib/transferd with --system.")
     var stateDirectory: String?
 
-    @Option(help: "The JSON configuration file. Default: $TRANSFERD_CONFIG, else /etc/transferd/transferd.json when it exists.")
+    @Option(help: "The JSON configuration file. Default: $TRANSFERD_CONFIG, else, when it exists, $XDG_CONFIG_HOME/transferd/transferd.json (~/.config/transferd/transferd.json), or /etc/transferd/transferd.json with --system.")
     var config: String?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (overrides log_level).")
@@ -62,9 +67,10 @@ struct TransferDaemon: AsyncParsableCommand {
         let uid = getuid()
         let configPath = config
         let flags = configurationFlags
-        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
+        let role = DaemonRole.detect(systemFlag: system, environment: environment, stateDirectory: stateDirectory)
+        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid, system: role.isSystem)
         let load: @Sendable () async throws -> (DaemonConfiguration, String?) = {
-            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags, stateDirectory: statePath, uid: uid)
+            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags, role: role, uid: uid)
         }
         let configuration: DaemonConfiguration
         let configSource: String?
@@ -79,7 +85,6 @@ struct TransferDaemon: AsyncParsableCommand {
         LogDestination.detect(environment: environment).bootstrap(level: level)
         let logger = Logger(label: "transferd")
         let live = LiveConfiguration(configuration)
-        let role = DaemonRole.detect(uid: uid, stateDirectory: statePath)
         let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy = { $0.hostPolicy(role, file: configSource) }
         let hosts = HostGuard(hostPolicy(configuration))
         for root in configuration.allowedRoots.paths where !FileManager.default.fileExists(atPath: root) {
@@ -118,8 +123,8 @@ struct TransferDaemon: AsyncParsableCommand {
             if let passedSocket {
                 server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
             } else {
-                let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
-                try ControlSocket.prepare(path: socketPath, uid: uid)
+                let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid, system: role.isSystem)
+                try ControlSocket.prepare(path: socketPath, uid: uid, system: role.isSystem)
                 server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
             }
         } catch {
@@ -139,7 +144,7 @@ struct TransferDaemon: AsyncParsableCommand {
                 "config": "\(configSource ?? "defaults")", "jobs": "\(counts.total)", "version": "\(transferdVersion)",
                 "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
                 "local_addresses": "\(configuration.deniesLocalAddresses(role) ? "deny" : "allow")",
-                "allowed_roots": "\(configuration.allowedRoots)",
+                "allowed_roots": "\(configuration.allowedRoots)", "role": "\(role.isSystem ? "system service" : "user daemon")",
             ])
         await manager.start()
 
