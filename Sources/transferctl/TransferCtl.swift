@@ -16,10 +16,12 @@ struct TransferCtl: AsyncParsableCommand {
             ($XDG_RUNTIME_DIR/transferd/transferd.sock), then the system daemon's \
             (\(DefaultPaths.systemSocket)).
 
-            Exit codes: 0 success; 1 a job failed or was cancelled (submit --wait, wait); \
+            Exit codes: 0 success; 1 a job failed or was cancelled (submit --wait, wait), or \
+            events printed a failed job; \
             2 usage error; 3 transferd cannot be reached or the connection broke; \
             4 transferd refused the request.
             """,
+        version: "transferctl \(transferdVersion) (protocol \(transferProtocolVersion))",
         subcommands: [
             SubmitCommand.self, StatusCommand.self, CancelCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
             ReloadCommand.self, VersionCommand.self,

@@ -75,6 +75,7 @@ struct TransferDaemon: AsyncParsableCommand {
         let configuration: DaemonConfiguration
         let configSource: String?
         do {
+            try EnvironmentCheck.check(environment)
             (configuration, configSource) = try await load()
         } catch {
             Self.die("transferd: \(error)")
