@@ -4,6 +4,7 @@
 #   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
 #   make bench    compare transferd with curl and aria2 on a local nginx
 #   make install  install binaries, system and user units, the default configuration (PREFIX, DESTDIR)
+#   make uninstall     remove what install put in place (configuration, journal and downloads stay)
 #   make install-user  install binaries and user units in your home directory (no root)
 
 PREFIX ?= /usr/local
@@ -14,7 +15,7 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build run test fuzz bench install install-user clean
+.PHONY: deps build run test fuzz bench install uninstall install-user uninstall-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it.
 deps:
@@ -44,13 +45,21 @@ fuzz: deps
 bench: deps
 	Tests/Benchmarks/bench.sh
 
-# Where systemd looks for units and its sysusers.d and tmpfiles.d files (Debian's paths; override
-# for another layout, e.g. make install UNITDIR=/usr/lib/systemd/system).
-UNITDIR ?= /lib/systemd/system
-USERUNITDIR ?= /usr/lib/systemd/user
-SYSUSERSDIR ?= /usr/lib/sysusers.d
-TMPFILESDIR ?= /usr/lib/tmpfiles.d
+# Where systemd looks for units and its sysusers.d and tmpfiles.d files, as systemd's pkg-config file
+# gives them for PREFIX: /usr/local/lib/systemd/system for the default PREFIX=/usr/local (systemd reads
+# it; the vendor directory /lib/systemd/system is left to packages), /usr/lib/systemd/system for
+# PREFIX=/usr. Without systemd.pc, the same paths below PREFIX. Each is a variable:
+# make install UNITDIR=/etc/systemd/system.
+SYSTEMD_PC = pkg-config --define-variable=prefix=$(PREFIX) --define-variable=root_prefix=$(PREFIX) \
+	--define-variable=rootprefix=$(PREFIX)
+systemd_dir = $(or $(shell $(SYSTEMD_PC) --variable=$(1) systemd 2>/dev/null),$(PREFIX)/$(2))
+UNITDIR ?= $(call systemd_dir,systemdsystemunitdir,lib/systemd/system)
+USERUNITDIR ?= $(call systemd_dir,systemduserunitdir,lib/systemd/user)
+SYSUSERSDIR ?= $(call systemd_dir,sysusersdir,lib/sysusers.d)
+TMPFILESDIR ?= $(call systemd_dir,tmpfilesdir,lib/tmpfiles.d)
 DOCDIR = $(PREFIX)/share/doc/transferd
+# systemctl on the running system (not for a DESTDIR staging tree, and not where systemd is not PID 1).
+SYSTEMD_RUNNING = $(shell [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && echo yes)
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)$(DOCDIR) \
@@ -70,6 +79,21 @@ install: build
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERSDIR)/transferd.conf && systemd-tmpfiles --create $(TMPFILESDIR)/transferd.conf; \
 	fi
+
+# Removes what install put in place. The configuration in /etc/transferd, the journal in
+# /var/lib/transferd, the downloads in /srv/transferd and the transferd user stay, as a package's
+# remove (not purge) leaves them.
+uninstall:
+	@if [ -n "$(SYSTEMD_RUNNING)" ]; then \
+		systemctl disable --now transferd.service transferd.socket 2>/dev/null || true; \
+	fi
+	rm -f $(DESTDIR)$(PREFIX)/bin/transferd $(DESTDIR)$(PREFIX)/bin/transferctl
+	rm -f $(DESTDIR)$(UNITDIR)/transferd.service $(DESTDIR)$(UNITDIR)/transferd.socket
+	rm -f $(DESTDIR)$(USERUNITDIR)/transferd.service $(DESTDIR)$(USERUNITDIR)/transferd.socket
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/transferd.conf $(DESTDIR)$(TMPFILESDIR)/transferd.conf
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@if [ -n "$(SYSTEMD_RUNNING)" ]; then systemctl daemon-reload; fi
+	@echo "kept: /etc/transferd, /var/lib/transferd, /srv/transferd and the transferd user (remove them by hand to purge)"
 
 # A user's own daemon, without root: binaries in ~/.local/bin, user units in ~/.config/systemd/user.
 USERPREFIX ?= $(HOME)/.local

@@ -37,9 +37,12 @@ public final class TransferEngine: TransferDriving {
             configuration: configuration, hosts: hosts, queue: queue, logger: logger, events: continuation)
         self.delegate = delegate
         self.hosts = hosts
-        let sessionConfiguration = URLSessionConfiguration.default
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        // No response cache (FoundationNetworking's would keep one under $HOME) and no cookies.
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
+        // A job's own User-Agent header, when it sets one, wins over this.
+        sessionConfiguration.httpAdditionalHeaders = ["User-Agent": "transferd/\(transferdVersion)"]
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost

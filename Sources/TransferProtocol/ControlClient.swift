@@ -7,6 +7,8 @@ import Glibc
 public enum ControlClientError: Error, Sendable, CustomStringConvertible {
     /// Nothing answers at the socket path: the daemon is not running there.
     case cannotConnect(path: String, reason: String)
+    /// The socket exists but its mode or group keeps this user out (`EACCES`).
+    case permissionDenied(path: String)
     /// The daemon answered with a JSON-RPC error.
     case rpc(RPCError)
     /// The connection broke or the daemon sent something that is not a response.
@@ -15,6 +17,7 @@ public enum ControlClientError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotConnect(let path, let reason): return "cannot connect to \(path): \(reason)"
+        case .permissionDenied(let path): return "permission denied on \(path)"
         case .rpc(let error): return error.message
         case .protocolViolation(let detail): return "unexpected answer from transferd: \(detail)"
         }
@@ -58,9 +61,10 @@ public final class ControlClient {
             }
         }
         guard result == 0 else {
-            let reason = String(cString: strerror(errno))
+            let number = errno
             close(fd)
-            throw .cannotConnect(path: path, reason: reason)
+            if number == EACCES { throw .permissionDenied(path: path) }
+            throw .cannotConnect(path: path, reason: String(cString: strerror(number)))
         }
         if let timeout {
             var value = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))

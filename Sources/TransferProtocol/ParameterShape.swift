@@ -88,3 +88,7 @@ extension Version {
 extension MetricsMethod {
     public static var parameters: [String: ParameterShape]? { [:] }
 }
+
+extension Reload {
+    public static var parameters: [String: ParameterShape]? { [:] }
+}

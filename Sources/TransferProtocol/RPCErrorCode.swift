@@ -47,6 +47,8 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     public static let hostNotAllowed = RPCErrorCode(rawValue: 1013)
     /// The request needs a privilege the caller does not have (such as root for every user's jobs).
     public static let notPermitted = RPCErrorCode(rawValue: 1014)
+    /// The configuration file (or environment) is invalid; the daemon goes on with the one it had.
+    public static let configurationInvalid = RPCErrorCode(rawValue: 1015)
 
     /// A short, stable name for the code, sent as `error.data.name`.
     public var name: String {
@@ -71,6 +73,7 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
         case .requestTooDeep: return "request_too_deep"
         case .hostNotAllowed: return "host_not_allowed"
         case .notPermitted: return "not_permitted"
+        case .configurationInvalid: return "configuration_invalid"
         default: return "error_\(rawValue)"
         }
     }

@@ -52,9 +52,10 @@ struct ClientOptions: ParsableArguments {
                 let reason: String
                 switch error {
                 case .cannotConnect(_, let why): reason = why
+                case .permissionDenied: reason = "permission denied"
                 case .rpc, .protocolViolation: reason = error.description
                 }
-                attempts.append(TransferCtlError.Attempt(candidate: candidate, reason: reason))
+                attempts.append(TransferCtlError.Attempt(candidate: candidate, reason: reason, permissionDenied: error.isPermissionDenied))
             }
         }
         throw .unreachable(attempts)

@@ -10,7 +10,8 @@ struct EventsCommand: AsyncParsableCommand {
             Prints, oldest first, one line per job of the session that completed, failed or was \
             cancelled since the session last acknowledged: SEQ, EVENT, ID, DESTINATION, and the \
             error of a failed job. With --ack, acknowledges them afterwards, so the next call \
-            prints only newer ones. With --json, every event as one line of JSON.
+            prints only newer ones. With --json, every event as one line of JSON. Exits 1 when \
+            it printed a failed job (after acknowledging, with --ack), 0 otherwise.
             """
     )
 
@@ -33,6 +34,7 @@ struct EventsCommand: AsyncParsableCommand {
         let client = try clientOptions.connect()
         _ = try client.call(Subscribe.self, .init(session: session))
         var last: UInt64?
+        var printedFailure = false
         // Only what was missed: the replay ends with caughtUp; live events after it are left for next time.
         while case .event(let event) = try client.nextStreamItem() {
             guard event.type.isTerminal else { continue }
@@ -42,10 +44,14 @@ struct EventsCommand: AsyncParsableCommand {
                 StandardOutput.write(Self.line(event) + "\n")
             }
             last = max(last ?? 0, event.seq)
+            if event.type == .failed { printedFailure = true }
         }
-        guard ack, let last else { return }
-        let acknowledged = try client.call(Ack.self, .init(session: session, seq: last)).acknowledged
-        StandardError.writeLine("transferctl: acknowledged \(acknowledged) event\(acknowledged == 1 ? "" : "s") of session \(session) (through \(last))")
+        if ack, let last {
+            let acknowledged = try client.call(Ack.self, .init(session: session, seq: last)).acknowledged
+            StandardError.writeLine("transferctl: acknowledged \(acknowledged) event\(acknowledged == 1 ? "" : "s") of session \(session) (through \(last))")
+        }
+        // A script run from cron learns from the exit status alone that something needs a look.
+        if printedFailure { throw TransferCtlError.jobUnsuccessful }
     }
 
     /// `42 completed 4f3c9a0d1e2b7a68 /srv/a.iso`, with `: the error` after a failed job.

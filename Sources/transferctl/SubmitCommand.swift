@@ -124,11 +124,9 @@ struct SubmitCommand: AsyncParsableCommand {
             if arguments[1].isEmpty { throw ValidationError("DEST must not be empty") }
         }
         if let outputDirectory, outputDirectory.isEmpty { throw ValidationError("--output-dir needs a directory") }
-        if let id {
-            if id.isEmpty { throw ValidationError("--id must not be empty") }
-            if id.utf8.count > Limits.maxJobIDLength {
-                throw ValidationError("--id is longer than \(Limits.maxJobIDLength) bytes")
-            }
+        if let id, !Limits.isValidName(id) {
+            // The daemon's rule, checked here so that a bad id is a usage error (exit 2).
+            throw ValidationError("--id must be 1 to \(Limits.maxJobIDLength) characters of A-Z a-z 0-9 . _ -, and not . or .., e.g. nightly-db.2024")
         }
         _ = try RequestHeader.dictionary(parsing: headers)
         if let sha256, sha256.utf8.count != 64 || !sha256.allSatisfy(\.isHexDigit) {

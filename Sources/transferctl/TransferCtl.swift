@@ -16,20 +16,22 @@ struct TransferCtl: AsyncParsableCommand {
             ($XDG_RUNTIME_DIR/transferd/transferd.sock), then the system daemon's \
             (\(DefaultPaths.systemSocket)).
 
-            Exit codes: 0 success; 1 a job failed or was cancelled (submit --wait, wait); \
+            Exit codes: 0 success; 1 a job failed or was cancelled (submit --wait, wait), or \
+            events printed a failed job; \
             2 usage error; 3 transferd cannot be reached or the connection broke; \
             4 transferd refused the request.
             """,
+        version: "transferctl \(transferdVersion) (protocol \(transferProtocolVersion))",
         subcommands: [
             SubmitCommand.self, StatusCommand.self, CancelCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
-            VersionCommand.self, MetricsCommand.self,
+            ReloadCommand.self, VersionCommand.self, MetricsCommand.self,
         ]
     )
 
     /// Without a subcommand there is nothing to do: show the help as a usage error.
     func run() async throws {
         StandardError.writeLine(Self.helpMessage())
-        throw TransferCtlError.usage("transferctl: missing a command (submit, status, cancel, wait, watch, events, version or metrics)")
+        throw TransferCtlError.usage("transferctl: missing a command (submit, status, cancel, wait, watch, events, reload, version or metrics)")
     }
 
     static func main() async {

@@ -7,6 +7,8 @@ enum TransferCtlError: Error {
     struct Attempt: Sendable {
         var candidate: SocketCandidate
         var reason: String
+        /// The socket is there but its permissions keep this user out.
+        var permissionDenied = false
     }
 
     /// No candidate socket accepted a connection (exit 3).
@@ -24,6 +26,8 @@ enum TransferCtlError: Error {
         switch error {
         case .cannotConnect(let path, let reason):
             self = .unreachable([Attempt(candidate: SocketCandidate(path: path, origin: .default), reason: reason)])
+        case .permissionDenied(let path):
+            self = .unreachable([Attempt(candidate: SocketCandidate(path: path, origin: .default), reason: "permission denied", permissionDenied: true)])
         case .rpc(let error):
             self = .refused(error)
         case .protocolViolation:
@@ -57,6 +61,10 @@ enum TransferCtlError: Error {
     }
 
     private static func unreachableMessage(_ attempts: [Attempt]) -> String {
+        // A socket that is there but closed to this user: the daemon runs, the fix is access.
+        if let denied = attempts.first(where: \.permissionDenied) {
+            return "transferctl: " + SocketAccess.deniedMessage(path: denied.candidate.path)
+        }
         var lines: [String]
         if attempts.count == 1, let attempt = attempts.first {
             lines = ["transferctl: cannot connect to transferd at \(attempt.candidate.described): \(attempt.reason)"]

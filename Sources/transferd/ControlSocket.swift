@@ -8,16 +8,25 @@ import Glibc
 enum ControlSocket {
     /// Creates the socket's directory when missing (0755 for the system daemon so group members
     /// can reach the socket, 0700 for a user's), and removes a stale socket file. Refuses when a
-    /// live daemon answers there, or when something other than a socket is in the way.
-    static func prepare(path: String, uid: UInt32) throws {
+    /// live daemon answers there, when something other than a socket is in the way, or when the
+    /// directory is another user's or open to others (`/tmp/transferd-UID` made by someone else).
+    static func prepare(path: String, uid: UInt32, system: Bool) throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
                 try FileManager.default.createDirectory(
                     atPath: directory, withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: uid == 0 ? 0o755 : 0o700])
+                    attributes: [.posixPermissions: system ? 0o755 : 0o700])
             } catch {
                 throw ConfigurationError(description: "cannot create the socket directory \(directory): \(error.localizedDescription); choose another place with --socket or TRANSFERD_SOCKET")
+            }
+        }
+        var directoryInfo = stat()
+        if !directory.isEmpty, stat(directory, &directoryInfo) == 0 {
+            let openToOthers = directoryInfo.st_mode & 0o022 != 0 && directoryInfo.st_mode & S_ISVTX == 0
+            if (directoryInfo.st_uid != uid && directoryInfo.st_uid != 0) || openToOthers {
+                throw ConfigurationError(
+                    description: "the socket directory \(directory) belongs to uid \(directoryInfo.st_uid) or may be written by others (mode \(String(directoryInfo.st_mode & 0o7777, radix: 8))): another user could take over the socket; remove it, or choose another place with --socket or TRANSFERD_SOCKET")
             }
         }
         var info = stat()

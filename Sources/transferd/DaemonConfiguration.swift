@@ -102,30 +102,28 @@ struct ConfigurationError: Error, CustomStringConvertible {
 }
 
 extension DaemonConfiguration {
-    /// `allowed_roots` when none is configured, and whether the daemon is the system service: one
-    /// running as root or on the system state directory may write to /srv/transferd; a user's own
-    /// daemon to the user's home and /tmp.
-    static func defaultAllowedRoots(uid: UInt32, environment: [String: String], stateDirectory: String) -> (roots: [String], system: Bool) {
-        // The same rule as the host defaults: one answer to "is this the system service?".
-        if DaemonRole.detect(uid: uid, stateDirectory: AllowedRoots.normalize(stateDirectory) ?? stateDirectory) == .systemService {
-            return (systemAllowedRoots, true)
-        }
+    /// `allowed_roots` when none is configured: /srv/transferd for the system service; for a
+    /// user's own daemon (root's included), the user's home and /tmp.
+    static func defaultAllowedRoots(role: DaemonRole, environment: [String: String]) -> [String] {
+        if role.isSystem { return systemAllowedRoots }
         let home = environment["HOME"].flatMap(AllowedRoots.normalize) ?? AllowedRoots.normalize(FileManager.default.homeDirectoryForCurrentUser.path)
         // A home of / (some service accounts) would allow everything.
-        guard let home, home != "/", home != "/tmp" else { return (["/tmp"], false) }
-        return ([home, "/tmp"], false)
+        guard let home, home != "/", home != "/tmp" else { return ["/tmp"] }
+        return [home, "/tmp"]
     }
 
-    /// Loads the file at `path` (when given or when the system file exists), the environment, and
-    /// `flags` (values given on the command line, by key), each overriding the one before.
-    /// `stateDirectory` and `uid` decide the default of `allowed_roots`.
+    /// Loads the file at `path` (when given, else the role's default file when it exists: the
+    /// system's for the system service, `~/.config/transferd/transferd.json` for a user's daemon),
+    /// the environment, and `flags` (values given on the command line, by key), each overriding the
+    /// one before. `role` decides the defaults of the file and of `allowed_roots`.
     static func load(
         path explicitPath: String?, environment: [String: String], flags: [String: ConfigContent] = [:],
-        stateDirectory: String? = nil, uid: UInt32 = getuid()
+        role: DaemonRole = .user, uid: UInt32 = getuid()
     ) async throws -> (DaemonConfiguration, String?) {
+        let defaultFile = DefaultPaths.configFile(environment: environment, uid: uid, system: role.isSystem)
         var path = explicitPath ?? environment["TRANSFERD_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-        if path == nil, FileManager.default.fileExists(atPath: DefaultPaths.systemConfigFile) {
-            path = DefaultPaths.systemConfigFile
+        if path == nil, FileManager.default.fileExists(atPath: defaultFile) {
+            path = defaultFile
         }
         var fileKeys: Set<String> = []
         var hooks: [HookConfiguration] = []
@@ -204,7 +202,7 @@ extension DaemonConfiguration {
             return entries
         }
         /// The directories downloads may land in: each an absolute path without `.` or `..`.
-        func roots(_ key: String, _ fallback: [String], system: Bool) throws -> AllowedRoots {
+        func roots(_ key: String, _ fallback: [String]) throws -> AllowedRoots {
             let values: [String]
             if let value = reader.stringArray(forKey: ConfigKey(key)) {
                 values = value
@@ -224,17 +222,13 @@ extension DaemonConfiguration {
             let setting: String
             if flags[key] == nil, environment["TRANSFERD_" + key.uppercased()] != nil {
                 setting = "TRANSFERD_\(key.uppercased()) (comma-separated)"
-            } else if let file = path ?? (system ? DefaultPaths.systemConfigFile : nil) {
-                setting = "\(key) in \(file)"
             } else {
-                setting = "\(key) in a configuration file (transferd --config FILE)"
+                setting = "\(key) in \(path ?? defaultFile)"
             }
             return AllowedRoots(values, setting: setting)
         }
         var config = DaemonConfiguration()
-        let defaults = defaultAllowedRoots(
-            uid: uid, environment: environment, stateDirectory: stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid))
-        config.allowedRoots = try roots("allowed_roots", defaults.roots, system: defaults.system)
+        config.allowedRoots = try roots("allowed_roots", defaultAllowedRoots(role: role, environment: environment))
         config.maxConcurrentTransfers = try int("max_concurrent_transfers", config.maxConcurrentTransfers, 1...1024)
         config.finishedJobRetentionSeconds = try int("finished_job_retention_seconds", config.finishedJobRetentionSeconds, 0...(10 * 365 * 86400))
         config.checkpointBytes = try int("checkpoint_bytes", config.checkpointBytes, (64 << 10)...(1 << 34))

@@ -17,6 +17,10 @@ struct Peer: Sendable {
 struct RequestRouter: Sendable {
     let manager: TransferManager
     let configuration: LiveConfiguration
+    /// Serves `reload`, as SIGHUP does.
+    let reloader: ConfigurationReloader
+    /// The configuration file the daemon reads, for `reload`'s answer.
+    let configurationFile: String?
     let logger: Logger
 
     /// The response line (newline included) for one request line, or nil for a notification.
@@ -42,7 +46,7 @@ struct RequestRouter: Sendable {
         }
     }
 
-    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name, MetricsMethod.name]
+    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name, Reload.name, MetricsMethod.name]
 
     func dispatch(
         method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer, subscriptions: ConnectionSubscriptions
@@ -63,6 +67,7 @@ struct RequestRouter: Sendable {
         case Version.name: return await call(Version.self, id, data, hasParams) { (params) async throws(RPCError) in try await version(params, peer: peer) }
         case MetricsMethod.name:
             return await call(MetricsMethod.self, id, data, hasParams) { (params) async throws(RPCError) in try await metrics(params, peer: peer) }
+        case Reload.name: return await call(Reload.self, id, data, hasParams) { (params) async throws(RPCError) in try await reload(params, peer: peer) }
         default:
             return encodeFailure(
                 id: id, RPCError(.methodNotFound, "unknown method '\(method.prefix(100))': the methods are \(Self.methods.joined(separator: ", "))"))

@@ -22,13 +22,18 @@ struct TransferDaemon: AsyncParsableCommand {
             """,
         version: transferdVersion)
 
-    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else /run/transferd/transferd.sock (root) or $XDG_RUNTIME_DIR/transferd/transferd.sock. Not used when systemd passes the socket (LISTEN_FDS).")
+    @Flag(help: ArgumentHelp(
+        "Run as the system service (transferd.service passes it).",
+        discussion: "Its defaults: socket /run/transferd/transferd.sock, state /var/lib/transferd, configuration /etc/transferd/transferd.json, allowed_roots /srv/transferd, loopback addresses refused. Without it, a daemon started by hand, root's included, is its user's own."))
+    var system = false
+
+    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else $XDG_RUNTIME_DIR/transferd/transferd.sock (/run/user/UID/… without it), or /run/transferd/transferd.sock with --system. Not used when systemd passes the socket (LISTEN_FDS).")
     var socket: String?
 
-    @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else /var/lib/transferd (root) or $XDG_STATE_HOME/transferd.")
+    @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else $XDG_STATE_HOME/transferd (~/.local/state/transferd), or /var/lib/transferd with --system.")
     var stateDirectory: String?
 
-    @Option(help: "The JSON configuration file. Default: $TRANSFERD_CONFIG, else /etc/transferd/transferd.json when it exists.")
+    @Option(help: "The JSON configuration file. Default: $TRANSFERD_CONFIG, else, when it exists, $XDG_CONFIG_HOME/transferd/transferd.json (~/.config/transferd/transferd.json), or /etc/transferd/transferd.json with --system.")
     var config: String?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (overrides log_level).")
@@ -53,16 +58,24 @@ struct TransferDaemon: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        // FoundationNetworking makes a disk cache and a cookie store, under $XDG_CACHE_HOME (~/.cache)
+        // and $XDG_DATA_HOME (~/.local/share), as soon as any URLSessionConfiguration exists, even
+        // one without them: in the system service's home, /var/lib/transferd. Pointed at /dev/null,
+        // creating them fails quietly. transferd reads neither variable, and hooks do not inherit them.
+        setenv("XDG_CACHE_HOME", "/dev/null", 1)
+        setenv("XDG_DATA_HOME", "/dev/null", 1)
         let uid = getuid()
         let configPath = config
         let flags = configurationFlags
-        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid)
+        let role = DaemonRole.detect(systemFlag: system, environment: environment, stateDirectory: stateDirectory)
+        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid, system: role.isSystem)
         let load: @Sendable () async throws -> (DaemonConfiguration, String?) = {
-            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags, stateDirectory: statePath, uid: uid)
+            try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags, role: role, uid: uid)
         }
         let configuration: DaemonConfiguration
         let configSource: String?
         do {
+            try EnvironmentCheck.check(environment)
             (configuration, configSource) = try await load()
         } catch {
             Self.die("transferd: \(error)")
@@ -74,7 +87,6 @@ struct TransferDaemon: AsyncParsableCommand {
         DaemonMetrics.bootstrap()
         let logger = Logger(label: "transferd")
         let live = LiveConfiguration(configuration)
-        let role = DaemonRole.detect(uid: uid, stateDirectory: statePath)
         let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy = { $0.hostPolicy(role, file: configSource) }
         let hosts = HostGuard(hostPolicy(configuration))
         for root in configuration.allowedRoots.paths where !FileManager.default.fileExists(atPath: root) {
@@ -89,6 +101,7 @@ struct TransferDaemon: AsyncParsableCommand {
         let manager: TransferManager
         let server: ControlServer
         let metricsListener: MetricsListener?
+        let reloader: ConfigurationReloader
         do {
             let passedSocket = try SocketActivation.listeningSocket()
             state = try StateDirectory(path: statePath)
@@ -106,18 +119,23 @@ struct TransferDaemon: AsyncParsableCommand {
                 journal: journal, engine: engine, configuration: configuration.core, logger: logger,
                 hookSelector: HookRunner.selector(live))
             manager.hub.budget.setLimits(perUser: configuration.subscriberQueueBytesPerUser, total: configuration.subscriberQueueBytesTotal)
-            let router = RequestRouter(manager: manager, configuration: live, logger: logger)
+            reloader = ConfigurationReloader(
+                load: { try await load().0 }, configuration: live, logLevel: level, manager: manager, hosts: hosts,
+                hostPolicy: hostPolicy, logger: logger)
+            let router = RequestRouter(
+                manager: manager, configuration: live, reloader: reloader, configurationFile: configSource, logger: logger)
             if let passedSocket {
                 server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
             } else {
-                let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid)
-                try ControlSocket.prepare(path: socketPath, uid: uid)
+                let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid, system: role.isSystem)
+                try ControlSocket.prepare(path: socketPath, uid: uid, system: role.isSystem)
                 server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
             }
             metricsListener = try await MetricsListener.bind(configuration.metricsListen, manager: manager)
         } catch {
             Self.die("transferd: \(error)")
         }
+        await reloader.attach(server: server)
         if let stallFile = environment["TRANSFERD_TEST_JOURNAL_STALL_FILE"] {
             JournalStallForTesting.start(journal: journal, whileFileExists: stallFile)
         }
@@ -132,6 +150,7 @@ struct TransferDaemon: AsyncParsableCommand {
                 "max_concurrent_transfers": "\(configuration.maxConcurrentTransfers)", "log_level": "\(configuration.logLevel)",
                 "local_addresses": "\(configuration.deniesLocalAddresses(role) ? "deny" : "allow")",
                 "allowed_roots": "\(configuration.allowedRoots)", "metrics_listen": "\(metricsListener.map { "http://\($0.address)/metrics" } ?? "off")",
+                "role": "\(role.isSystem ? "system service" : "user daemon")",
             ])
         await manager.start()
 
@@ -142,9 +161,7 @@ struct TransferDaemon: AsyncParsableCommand {
                     .init(service: HookRunner(manager: manager, configuration: live, logger: logger)),
                     .init(service: server),
                     .init(
-                        service: ReloadService(
-                            hangups: hangups, load: { try await load().0 }, configuration: live, logLevel: level,
-                            manager: manager, server: server, hosts: hosts, hostPolicy: hostPolicy, logger: logger)),
+                        service: ReloadService(hangups: hangups, reloader: reloader, manager: manager)),
                     .init(
                         service: WatchdogService(
                             interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),

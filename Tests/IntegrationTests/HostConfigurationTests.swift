@@ -33,10 +33,13 @@ struct HostConfigurationTests {
     }
 
     @Test func autoDeniesLocalAddressesForTheSystemServiceOnly() {
-        #expect(DaemonRole.detect(uid: 0, stateDirectory: "/tmp/x") == .systemService)
-        #expect(DaemonRole.detect(uid: 998, stateDirectory: "/tmp/x") == .systemService, "a system account such as transferd")
-        #expect(DaemonRole.detect(uid: 1000, stateDirectory: "/var/lib/transferd") == .systemService)
-        #expect(DaemonRole.detect(uid: 1000, stateDirectory: "/home/ann/.local/state/transferd") == .user)
+        #expect(DaemonRole.detect(systemFlag: true, environment: [:], stateDirectory: nil) == .systemService, "transferd --system")
+        #expect(DaemonRole.detect(systemFlag: false, environment: [:], stateDirectory: nil) == .user, "by hand, root included")
+        #expect(DaemonRole.detect(systemFlag: false, environment: [:], stateDirectory: "/var/lib/transferd") == .systemService)
+        #expect(DaemonRole.detect(systemFlag: false, environment: ["TRANSFERD_STATE_DIR": "/var/lib/transferd"], stateDirectory: nil) == .systemService)
+        #expect(DaemonRole.detect(systemFlag: false, environment: ["RUNTIME_DIRECTORY": "/run/transferd"], stateDirectory: nil) == .systemService, "systemd's system manager")
+        #expect(DaemonRole.detect(systemFlag: false, environment: ["RUNTIME_DIRECTORY": "/run/user/1000/transferd"], stateDirectory: nil) == .user, "a user manager")
+        #expect(DaemonRole.detect(systemFlag: false, environment: [:], stateDirectory: "/home/ann/.local/state/transferd") == .user)
         var configuration = DaemonConfiguration()
         #expect(configuration.deniesLocalAddresses(.systemService) && !configuration.deniesLocalAddresses(.user))
         configuration.localAddresses = "deny"

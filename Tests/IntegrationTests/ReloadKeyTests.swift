@@ -30,13 +30,10 @@ struct ReloadKeyTests {
 
     @Test func theDefaultRootsDependOnWhoRunsTheDaemon() {
         let user = ["HOME": "/home/alice"]
-        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 0, environment: user, stateDirectory: "/var/lib/transferd") == (["/srv/transferd"], true))
-        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 0, environment: user, stateDirectory: "/tmp/state") == (["/srv/transferd"], true))
-        // The system unit: its own user, the system state directory.
-        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 999, environment: user, stateDirectory: "/var/lib/transferd/") == (["/srv/transferd"], true))
-        #expect(
-            DaemonConfiguration.defaultAllowedRoots(uid: 1000, environment: user, stateDirectory: "/home/alice/.local/state/transferd")
-                == (["/home/alice", "/tmp"], false))
-        #expect(DaemonConfiguration.defaultAllowedRoots(uid: 1000, environment: ["HOME": "/"], stateDirectory: "/x") == (["/tmp"], false))
+        #expect(DaemonConfiguration.defaultAllowedRoots(role: .systemService, environment: user) == ["/srv/transferd"])
+        #expect(DaemonConfiguration.defaultAllowedRoots(role: .user, environment: user) == ["/home/alice", "/tmp"])
+        // Root started by hand is its own user: its home and /tmp.
+        #expect(DaemonConfiguration.defaultAllowedRoots(role: .user, environment: ["HOME": "/root"]) == ["/root", "/tmp"])
+        #expect(DaemonConfiguration.defaultAllowedRoots(role: .user, environment: ["HOME": "/"]) == ["/tmp"])
     }
 }

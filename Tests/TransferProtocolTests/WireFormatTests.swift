@@ -45,13 +45,25 @@ struct WireFormatTests {
     }
 
     @Test func socketPathsFollowFlagEnvironmentDefault() {
-        #expect(DefaultPaths.daemonSocket(environment: ["TRANSFERD_SOCKET": "/x.sock"], uid: 1000) == "/x.sock")
-        #expect(DefaultPaths.daemonSocket(environment: ["RUNTIME_DIRECTORY": "/run/transferd"], uid: 0) == "/run/transferd/transferd.sock")
-        #expect(DefaultPaths.daemonSocket(environment: [:], uid: 0) == "/run/transferd/transferd.sock")
-        #expect(DefaultPaths.daemonSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: 1000) == "/run/user/1000/transferd/transferd.sock")
+        #expect(DefaultPaths.daemonSocket(environment: ["TRANSFERD_SOCKET": "/x.sock"], uid: 1000, system: false) == "/x.sock")
+        #expect(DefaultPaths.daemonSocket(environment: ["RUNTIME_DIRECTORY": "/run/transferd"], uid: 998, system: true) == "/run/transferd/transferd.sock")
+        #expect(DefaultPaths.daemonSocket(environment: [:], uid: 998, system: true) == "/run/transferd/transferd.sock")
+        #expect(DefaultPaths.daemonSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: 1000, system: false) == "/run/user/1000/transferd/transferd.sock")
+        // Root by hand is its own user: without XDG_RUNTIME_DIR, /run/user/0, which root may create.
+        #expect(DefaultPaths.daemonSocket(environment: [:], uid: 0, system: false) == "/run/user/0/transferd/transferd.sock")
+        #expect(DefaultPaths.userSocket(environment: [:], uid: 4_000_000_001) == "/tmp/transferd-4000000001/transferd.sock", "no /run/user/UID")
         #expect(DefaultPaths.clientSocketCandidates(environment: ["XDG_RUNTIME_DIR": "/run/user/7"], uid: 7) == ["/run/user/7/transferd/transferd.sock", "/run/transferd/transferd.sock"])
-        #expect(DefaultPaths.stateDirectory(environment: ["HOME": "/home/u"], uid: 1000) == "/home/u/.local/state/transferd")
-        #expect(DefaultPaths.stateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/transferd"], uid: 0) == "/var/lib/transferd")
+        #expect(DefaultPaths.clientSocketCandidates(environment: [:], uid: 0) == ["/run/user/0/transferd/transferd.sock", "/run/transferd/transferd.sock"])
+    }
+
+    @Test func stateAndConfigurationFollowTheRole() {
+        #expect(DefaultPaths.stateDirectory(environment: ["HOME": "/home/u"], uid: 1000, system: false) == "/home/u/.local/state/transferd")
+        #expect(DefaultPaths.stateDirectory(environment: ["HOME": "/root"], uid: 0, system: false) == "/root/.local/state/transferd")
+        #expect(DefaultPaths.stateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/transferd"], uid: 998, system: true) == "/var/lib/transferd")
+        #expect(DefaultPaths.stateDirectory(environment: [:], uid: 998, system: true) == "/var/lib/transferd")
+        #expect(DefaultPaths.configFile(environment: ["HOME": "/home/u"], uid: 1000, system: false) == "/home/u/.config/transferd/transferd.json")
+        #expect(DefaultPaths.configFile(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"], uid: 1000, system: false) == "/cfg/transferd/transferd.json")
+        #expect(DefaultPaths.configFile(environment: ["HOME": "/root"], uid: 0, system: true) == "/etc/transferd/transferd.json")
     }
 
     @Test func timestampsKeepMilliseconds() throws {

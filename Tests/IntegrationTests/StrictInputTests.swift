@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+import TransferProtocol
+@testable import transferd
+
+/// Mistakes in the environment and on the command line are reported, not ignored.
+@Suite("Strict input")
+struct StrictInputTests {
+    @Test func anUnknownTransferdVariableIsRefusedWithTheClosestKnownOne() throws {
+        #expect(throws: Never.self) { try EnvironmentCheck.check(["TRANSFERD_MAX_CONCURRENT_TRANSFERS": "2", "TRANSFERD_SOCKET": "/x", "HOME": "/"]) }
+        do {
+            try EnvironmentCheck.check(["TRANSFERD_MAX_CONCURENT_TRANSFERS": "2"])
+            Issue.record("a misspelt variable was accepted")
+        } catch {
+            #expect(error.description.contains("unknown environment variable TRANSFERD_MAX_CONCURENT_TRANSFERS: did you mean TRANSFERD_MAX_CONCURRENT_TRANSFERS?"), "\(error)")
+            #expect(error.description.contains("TRANSFERD_STATE_DIR"), "the known ones are listed: \(error)")
+        }
+        do {
+            try EnvironmentCheck.check(["TRANSFERD_FROBNICATE": "1"])
+            Issue.record("an unknown variable was accepted")
+        } catch {
+            #expect(!error.description.contains("did you mean"), "nothing is close: \(error)")
+        }
+        #expect(!EnvironmentCheck.knownVariables.contains("TRANSFERD_HOOKS"), "hooks come from the file only")
+    }
+
+    @Test func theDaemonStopsAtStartOnAMisspeltVariable() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start(environment: ["TRANSFERD_LOG_LEVLE": "debug"], waitUntilAnswering: false)
+        let process = try #require(daemon.process)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(daemon.log.contains("unknown environment variable TRANSFERD_LOG_LEVLE: did you mean TRANSFERD_LOG_LEVEL?"), "\(daemon.log)")
+    }
+
+    @Test func aBadIdIsAUsageErrorAndVersionIsAFlagToo() async throws {
+        let bad = try await runTransferctl(["submit", "--socket", "/nonexistent.sock", "--id", "a/b", "http://example.com/f", "/tmp/f"])
+        #expect(bad.status == 2, "\(bad.stderr)")
+        #expect(bad.stderr.contains("--id must be 1 to 128 characters of A-Z a-z 0-9 . _ -"), "\(bad.stderr)")
+        let version = try await runTransferctl(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "transferctl \(transferdVersion) (protocol \(transferProtocolVersion))")
+    }
+}
