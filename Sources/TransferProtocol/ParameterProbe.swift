@@ -11,6 +11,8 @@ indirect enum ProbeValue: Decodable, Sendable {
     case bool(Bool)
     /// A number and whether it is a whole number that an Int64 holds.
     case number(Double, whole: Int64?)
+    /// A whole number above Int64's range that a UInt64 holds.
+    case unsigned(UInt64)
     case string
     case array([ProbeValue])
     case object([(String, ProbeValue)])
@@ -52,6 +54,8 @@ indirect enum ProbeValue: Decodable, Sendable {
             self = .bool(bool)
         } else if let whole = try? single.decode(Int64.self) {
             self = .number(Double(whole), whole: whole)
+        } else if let large = try? single.decode(UInt64.self) {
+            self = .unsigned(large)
         } else if let double = try? single.decode(Double.self) {
             self = .number(double, whole: nil)
         } else {
@@ -76,6 +80,11 @@ indirect enum ProbeValue: Decodable, Sendable {
             return nil
         case (.integer(let minimum), .number(_, let whole)):
             guard let whole, whole >= minimum else { return "parameter '\(path)' must be \(shape.expectation)" }
+            return nil
+        case (.unsigned64, .number(_, let whole)):
+            guard let whole, whole >= 0 else { return "parameter '\(path)' must be \(shape.expectation)" }
+            return nil
+        case (.unsigned64, .unsigned), (.number, .unsigned):
             return nil
         case (.list(let element), .array(let values)):
             for (index, value) in values.enumerated() {

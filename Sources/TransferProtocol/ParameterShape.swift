@@ -6,6 +6,8 @@ public indirect enum ParameterShape: Sendable, Equatable {
     case bool
     /// A whole number of at least `minimum` (and at most 2^63 − 1).
     case integer(minimum: Int64)
+    /// A whole number from 0 to 2^64 − 1.
+    case unsigned64
     /// Any finite number.
     case number
     case list(ParameterShape)
@@ -25,6 +27,7 @@ public indirect enum ParameterShape: Sendable, Equatable {
         case .integer(let minimum) where minimum == Int64.min: return "an integer"
         case .integer(let minimum) where minimum == 0: return "a whole number from 0 to \(Int64.max)"
         case .integer(let minimum): return "a whole number from \(minimum) to \(Int64.max)"
+        case .unsigned64: return "a whole number from 0 to \(UInt64.max)"
         case .number: return "a number"
         case .list(let element): return "an array of \(element.plural)"
         case .map(let value): return "an object whose values are \(value.plural)"
@@ -36,7 +39,7 @@ public indirect enum ParameterShape: Sendable, Equatable {
         switch self {
         case .string: return "strings"
         case .bool: return "booleans"
-        case .integer, .number: return "numbers"
+        case .integer, .unsigned64, .number: return "numbers"
         case .list: return "arrays"
         case .map, .object: return "objects"
         }
@@ -78,7 +81,7 @@ extension Unsubscribe {
 }
 
 extension Ack {
-    public static var parameters: [String: ParameterShape]? { ["session": .string, "seq": .count] }
+    public static var parameters: [String: ParameterShape]? { ["session": .string, "seq": .unsigned64] }
 }
 
 extension Version {
