@@ -122,6 +122,7 @@ let package = Package(
                 "transferd",
                 "transferctl",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
     ]
