@@ -13,7 +13,7 @@ import TransferProtocol
 private let maxLineBytes = 1024
 
 /// The methods whose params are decoded, as the daemon's.
-private let methodNames = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name]
+private let methodNames = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name, MetricsMethod.name]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestDecoder(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
@@ -133,6 +133,7 @@ private func decodeLine(_ bytes: [UInt8], with decoder: RequestDecoder) {
         case Unsubscribe.name: decodeParams(Unsubscribe.self, of: request)
         case Ack.name: decodeParams(Ack.self, of: request)
         case Version.name: decodeParams(Version.self, of: request)
+        case MetricsMethod.name: decodeParams(MetricsMethod.self, of: request)
         default: break
         }
     } catch {
