@@ -133,6 +133,7 @@ let package = Package(
                 "transferd",
                 "transferctl",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
     ]

@@ -246,7 +246,8 @@ struct SubmitCommand: AsyncParsableCommand {
                     entryHeaders = entryHeaders.filter { $0.key.lowercased() != name.lowercased() }
                     entryHeaders[name] = value
                 }
-                let entryDirectory = try entry.dir.map { try inDirectory(directory, $0) } ?? directory
+                // As aria2 reads it: a relative dir= is taken from the current directory, not from -d.
+                let entryDirectory = try entry.dir.map { try inDirectory(nil, $0) } ?? directory
                 let destination = try inDirectory(entryDirectory, entry.out ?? RemoteName.of(entry.url))
                 downloads.append(PlannedDownload(url: entry.url, params: params(url: entry.url, destination: destination, headers: entryHeaders, sha256: entry.sha256)))
             }

@@ -1,3 +1,5 @@
+import ArgumentParser
+import Foundation
 import Testing
 @testable import transferctl
 
@@ -47,6 +49,26 @@ struct RemoteNameTests {
         #expect(file.entries[0] == InputFile.Entry(url: "https://a.example/1", line: 2, out: "one.bin", headers: ["A: b", "C: d"], ignoredMirrors: 1))
         #expect(file.entries[1].dir == "sub")
         #expect(file.entries[1].sha256 == String(repeating: "a", count: 64))
+    }
+
+    @Test func destinationsOfAnInputFileFollowOutDirAndOutputDir() throws {
+        let list = FileManager.default.temporaryDirectory.path + "/transferctl-list-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: list) }
+        try """
+            https://a.example/pub/one.iso
+            https://a.example/two.iso
+              out=renamed.iso
+            https://a.example/three.iso
+              dir=relative/sub
+            https://a.example/four.iso
+              dir=/absolute
+              out=x/four.iso
+            """.write(toFile: list, atomically: true, encoding: .utf8)
+        let command = try SubmitCommand.parse(["-i", list, "-d", "/base", "https://a.example/five%20.iso"])
+        let current = FileManager.default.currentDirectoryPath
+        #expect(try command.plan().map(\.params.destination) == [
+            "/base/one.iso", "/base/renamed.iso", current + "/relative/sub/three.iso", "/absolute/x/four.iso", "/base/five .iso",
+        ])
     }
 
     @Test(arguments: [

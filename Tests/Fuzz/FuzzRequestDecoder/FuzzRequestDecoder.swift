@@ -13,7 +13,7 @@ import TransferProtocol
 private let maxLineBytes = 1024
 
 /// The methods whose params are decoded, as the daemon's.
-private let methodNames = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name]
+private let methodNames = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name, MetricsMethod.name]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestDecoder(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
@@ -113,6 +113,7 @@ private struct ChunkSizes {
 
 private func decodeLine(_ bytes: [UInt8], with decoder: RequestDecoder) {
     let line = Data(bytes)
+    if RequestBatch.isBatch(line) { splitBatch(line, with: decoder) }
     let depth = JSONNesting.depth(of: line)
     check(JSONNesting.depth(of: line, stoppingAfter: decoder.maxDepth) == min(depth, decoder.maxDepth + 1), "the capped scan disagrees")
     // The scan must never say shallower than the text is. Only parsed when the scan says it is
@@ -132,6 +133,7 @@ private func decodeLine(_ bytes: [UInt8], with decoder: RequestDecoder) {
         case Unsubscribe.name: decodeParams(Unsubscribe.self, of: request)
         case Ack.name: decodeParams(Ack.self, of: request)
         case Version.name: decodeParams(Version.self, of: request)
+        case MetricsMethod.name: decodeParams(MetricsMethod.self, of: request)
         default: break
         }
     } catch {
@@ -139,6 +141,25 @@ private func decodeLine(_ bytes: [UInt8], with decoder: RequestDecoder) {
             check(error.error.code == .requestTooDeep, "a request \(depth) levels deep got \(error.error.code)")
         }
         checkAnswerable(RPCFailure(id: error.id, error: error.error))
+    }
+}
+
+/// As the router does with a batch (within the depth limit, one level more for the array): its
+/// elements, each decoded as a request line. The elements must be exactly the array's, each one
+/// JSON value.
+private func splitBatch(_ line: Data, with decoder: RequestDecoder) {
+    guard !JSONNesting.exceeds(decoder.maxDepth + 1, in: line) else { return }
+    guard let elements = RequestBatch.elements(of: line) else { return }
+    let parsed = try? JSONSerialization.jsonObject(with: line, options: []) as? [Any]
+    check(parsed?.count == elements.count, "a batch of \(parsed?.count ?? -1) values was cut into \(elements.count) elements")
+    for element in elements {
+        check((try? JSONSerialization.jsonObject(with: element, options: [.fragmentsAllowed])) != nil, "a batch element is not one JSON value")
+        do {
+            let request = try decoder.decode(element)
+            if request.method == Submit.name { decodeParams(Submit.self, of: request) }
+        } catch {
+            checkAnswerable(RPCFailure(id: error.id, error: error.error))
+        }
     }
 }
 
