@@ -6,7 +6,7 @@
 #   make bench    compare transferd with curl and aria2 on a local nginx
 #   make install  install binaries, system and user units, the default configuration (PREFIX, DESTDIR)
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
-#   make install-user  install binaries and user units in your home directory (no root)
+#   make install-user  install binaries and user units in your home directory (no root); make uninstall-user
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -97,6 +97,14 @@ install: build
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERSDIR)/transferd.conf && systemd-tmpfiles --create $(TMPFILESDIR)/transferd.conf; \
 	fi
+	@# Enabled, the service starts at boot and continues interrupted downloads without waiting for a
+	@# client; an upgrade restarts a running daemon on the new binary (its downloads resume).
+	@if [ -n "$(SYSTEMD_RUNNING)" ]; then \
+		systemctl daemon-reload && systemctl try-restart transferd.service && \
+		systemctl enable --now transferd.socket transferd.service; \
+	else \
+		echo "then, on the target system: systemctl daemon-reload; systemctl enable --now transferd.socket transferd.service"; \
+	fi
 
 # Removes what install put in place. The configuration in /etc/transferd, the journal in
 # /var/lib/transferd, the downloads in /srv/transferd and the transferd user stay, as a package's
@@ -113,9 +121,11 @@ uninstall:
 	@if [ -n "$(SYSTEMD_RUNNING)" ]; then systemctl daemon-reload; fi
 	@echo "kept: /etc/transferd, /var/lib/transferd, /srv/transferd and the transferd user (remove them by hand to purge)"
 
-# A user's own daemon, without root: binaries in ~/.local/bin, user units in ~/.config/systemd/user.
+# A user's own daemon, without root: binaries in ~/.local/bin, user units in ~/.config/systemd/user,
+# enabled so that they start with the user manager (at boot too after `loginctl enable-linger`).
 USERPREFIX ?= $(HOME)/.local
 USERCONFIGUNITDIR ?= $(HOME)/.config/systemd/user
+USER_MANAGER = $(shell systemctl --user show-environment >/dev/null 2>&1 && echo yes)
 
 install-user: build
 	install -d $(USERPREFIX)/bin $(USERPREFIX)/share/doc/transferd $(USERCONFIGUNITDIR)
@@ -124,6 +134,21 @@ install-user: build
 	install -m 0644 config/README.md $(USERPREFIX)/share/doc/transferd/configuration.md
 	install -m 0644 systemd/user/transferd.service systemd/user/transferd.socket $(USERCONFIGUNITDIR)/
 	sed -i 's|/usr/local/|$(USERPREFIX)/|g' $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
+	@if [ -n "$(USER_MANAGER)" ]; then \
+		systemctl --user daemon-reload && systemctl --user try-restart transferd.service && \
+		systemctl --user enable --now transferd.socket transferd.service; \
+		echo "to run it without a login session too (at boot): loginctl enable-linger $$USER"; \
+	else \
+		echo "no user manager reachable; in your session: systemctl --user enable --now transferd.socket transferd.service"; \
+	fi
+
+uninstall-user:
+	@if [ -n "$(USER_MANAGER)" ]; then systemctl --user disable --now transferd.service transferd.socket 2>/dev/null || true; fi
+	rm -f $(USERPREFIX)/bin/transferd $(USERPREFIX)/bin/transferctl
+	rm -f $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
+	rm -rf $(USERPREFIX)/share/doc/transferd
+	@if [ -n "$(USER_MANAGER)" ]; then systemctl --user daemon-reload; fi
+	@echo "kept: ~/.config/transferd and ~/.local/state/transferd"
 
 clean:
 	rm -rf .build .build-fuzz
