@@ -1,11 +1,12 @@
 # transferd — build, run, test, benchmark, install.
 #   make run      build (release) and run the daemon in the foreground
+#   make check-static  show that the release binaries need no Swift runtime (ldd) and their sizes
 #   make test     run the whole test suite
 #   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
 #   make bench    compare transferd with curl and aria2 on a local nginx
 #   make install  install binaries, system and user units, the default configuration (PREFIX, DESTDIR)
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
-#   make install-user  install binaries and user units in your home directory (no root)
+#   make install-user  install binaries and user units in your home directory (no root); make uninstall-user
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -15,18 +16,35 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build run test fuzz bench install uninstall install-user uninstall-user clean
+.PHONY: deps build check-static run test fuzz bench install uninstall install-user uninstall-user clean
 
-# libsystemd-dev provides sd_notify and friends; pkg-config finds it.
+# libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
+# static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
 deps:
-	@if ! pkg-config --exists libsystemd 2>/dev/null; then \
-		echo "installing libsystemd-dev and pkg-config (apt-get)"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsystemd-dev pkg-config; \
+	@if ! pkg-config --exists libsystemd libcurl 2>/dev/null; then \
+		echo "installing libsystemd-dev, libcurl4-openssl-dev and pkg-config (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsystemd-dev libcurl4-openssl-dev pkg-config; \
 	fi
 
+# Release binaries with the Swift runtime, Foundation and Dispatch linked in, so that they run where
+# no Swift toolchain is installed: they need only glibc, libstdc++, libcurl4 and libsystemd0, which
+# every Debian 12 / Ubuntu 22.04 system has. `make check-static` proves it with ldd.
+STATIC = --static-swift-stdlib
+# Installed binaries are stripped of their debugging symbols (120 -> 69 MiB for transferd); keep
+# them with make install INSTALL_STRIP=.
+INSTALL_STRIP ?= -s
+
 build: deps
-	$(SWIFT) build -c release --product transferd
-	$(SWIFT) build -c release --product transferctl
+	$(SWIFT) build -c release $(STATIC) --product transferd
+	$(SWIFT) build -c release $(STATIC) --product transferctl
+
+check-static: build
+	@for binary in $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl; do \
+		if ldd $$binary | grep -E 'libswift|libFoundation|libdispatch|libBlocksRuntime|lib_Foundation'; then \
+			echo "$$binary needs the Swift runtime above"; exit 1; \
+		fi; \
+		echo "$$binary: $$(du -h $$binary | cut -f1), needs only: $$(ldd $$binary | awk '{print $$1}' | grep -v -e linux-vdso -e ld-linux | tr '\n' ' ')"; \
+	done
 
 run: build
 	$(RELEASE_BIN)/transferd $(ARGS)
@@ -64,7 +82,7 @@ SYSTEMD_RUNNING = $(shell [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && e
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
-	install -m 0755 $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 README.md docs/protocol.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 config/README.md $(DESTDIR)$(DOCDIR)/configuration.md
 	install -m 0644 systemd/transferd.service systemd/transferd.socket $(DESTDIR)$(UNITDIR)/
@@ -78,6 +96,14 @@ install: build
 	@# as a package's post-install would, so the socket unit's group exists when it starts.
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERSDIR)/transferd.conf && systemd-tmpfiles --create $(TMPFILESDIR)/transferd.conf; \
+	fi
+	@# Enabled, the service starts at boot and continues interrupted downloads without waiting for a
+	@# client; an upgrade restarts a running daemon on the new binary (its downloads resume).
+	@if [ -n "$(SYSTEMD_RUNNING)" ]; then \
+		systemctl daemon-reload && systemctl try-restart transferd.service && \
+		systemctl enable --now transferd.socket transferd.service; \
+	else \
+		echo "then, on the target system: systemctl daemon-reload; systemctl enable --now transferd.socket transferd.service"; \
 	fi
 
 # Removes what install put in place. The configuration in /etc/transferd, the journal in
@@ -95,17 +121,34 @@ uninstall:
 	@if [ -n "$(SYSTEMD_RUNNING)" ]; then systemctl daemon-reload; fi
 	@echo "kept: /etc/transferd, /var/lib/transferd, /srv/transferd and the transferd user (remove them by hand to purge)"
 
-# A user's own daemon, without root: binaries in ~/.local/bin, user units in ~/.config/systemd/user.
+# A user's own daemon, without root: binaries in ~/.local/bin, user units in ~/.config/systemd/user,
+# enabled so that they start with the user manager (at boot too after `loginctl enable-linger`).
 USERPREFIX ?= $(HOME)/.local
 USERCONFIGUNITDIR ?= $(HOME)/.config/systemd/user
+USER_MANAGER = $(shell systemctl --user show-environment >/dev/null 2>&1 && echo yes)
 
 install-user: build
 	install -d $(USERPREFIX)/bin $(USERPREFIX)/share/doc/transferd $(USERCONFIGUNITDIR)
-	install -m 0755 $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(USERPREFIX)/bin/
+	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(USERPREFIX)/bin/
 	install -m 0644 README.md docs/protocol.md $(USERPREFIX)/share/doc/transferd/
 	install -m 0644 config/README.md $(USERPREFIX)/share/doc/transferd/configuration.md
 	install -m 0644 systemd/user/transferd.service systemd/user/transferd.socket $(USERCONFIGUNITDIR)/
 	sed -i 's|/usr/local/|$(USERPREFIX)/|g' $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
+	@if [ -n "$(USER_MANAGER)" ]; then \
+		systemctl --user daemon-reload && systemctl --user try-restart transferd.service && \
+		systemctl --user enable --now transferd.socket transferd.service; \
+		echo "to run it without a login session too (at boot): loginctl enable-linger $$USER"; \
+	else \
+		echo "no user manager reachable; in your session: systemctl --user enable --now transferd.socket transferd.service"; \
+	fi
+
+uninstall-user:
+	@if [ -n "$(USER_MANAGER)" ]; then systemctl --user disable --now transferd.service transferd.socket 2>/dev/null || true; fi
+	rm -f $(USERPREFIX)/bin/transferd $(USERPREFIX)/bin/transferctl
+	rm -f $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
+	rm -rf $(USERPREFIX)/share/doc/transferd
+	@if [ -n "$(USER_MANAGER)" ]; then systemctl --user daemon-reload; fi
+	@echo "kept: ~/.config/transferd and ~/.local/state/transferd"
 
 clean:
 	rm -rf .build .build-fuzz

@@ -180,8 +180,8 @@ BUILD_S="skipped (BENCH_SKIP_BUILD=1)"
 if [[ $SKIP_BUILD != 1 ]]; then
     say "building transferd and transferctl (release); this takes a few minutes on 2 cores"
     t0=$(now_ns)
-    "$SWIFT" build -c release --product transferd >&2 || die "swift build --product transferd failed"
-    "$SWIFT" build -c release --product transferctl >&2 || die "swift build --product transferctl failed"
+    "$SWIFT" build -c release --static-swift-stdlib --product transferd >&2 || die "swift build --product transferd failed"
+    "$SWIFT" build -c release --static-swift-stdlib --product transferctl >&2 || die "swift build --product transferctl failed"
     BUILD_S="$(secs $(($(now_ns) - t0)))s"
 fi
 BIN_DIR=$("$SWIFT" build -c release --show-bin-path)
