@@ -120,3 +120,4 @@ func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> S
         abort()
     }
 }
+
