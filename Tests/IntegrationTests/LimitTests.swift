@@ -86,7 +86,7 @@ struct LimitTests {
         open.removeLast()
         try await waitUntil("a connection to be free again") { (try? daemon.client().call(Version.self, .init())) != nil }
 
-        try daemon.writeConfiguration(["max_connections": 2])
+        try daemon.writeConfiguration(["max_connections": 2, "root_reserved_connections": 0])
         daemon.send(SIGHUP)
         try await waitUntil("the reload") { daemon.log.contains("max_connections") }
         try await waitUntil("the total limit to refuse a connection") { (try? refusal(on: daemon))??.code == .limitExceeded }
