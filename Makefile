@@ -37,6 +37,13 @@ INSTALL_STRIP ?= -s
 build: deps
 	$(SWIFT) build -c release $(STATIC) --product transferd
 	$(SWIFT) build -c release $(STATIC) --product transferctl
+	@# SwiftPM does not link again when only --static-swift-stdlib changed (after a plain
+	@# swift build -c release, or a plugin's release build): remove the binaries so that it does.
+	@if ldd $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl | grep -q 'libswiftCore'; then \
+		echo "linking again with the Swift runtime inside"; \
+		rm -f $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl; \
+		$(SWIFT) build -c release $(STATIC) --product transferd && $(SWIFT) build -c release $(STATIC) --product transferctl; \
+	fi
 
 check-static: build
 	@for binary in $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl; do \
