@@ -4,6 +4,7 @@
 #   make test     run the whole test suite
 #   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
 #   make bench    compare transferd with curl and aria2 on a local nginx
+#   make systemd-test  install into a booted Debian 12 container and check it under systemd (root)
 #   make install  install binaries, man pages, completions, system and user units, the default configuration (PREFIX, DESTDIR)
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
 #   make install-user  install binaries and user units in your home directory (no root); make uninstall-user
@@ -16,7 +17,7 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build check-static generated run test fuzz bench install uninstall install-user uninstall-user clean
+.PHONY: deps build check-static generated run test fuzz bench systemd-test install uninstall install-user uninstall-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
@@ -69,6 +70,11 @@ fuzz: deps
 
 bench: deps
 	Tests/Benchmarks/bench.sh
+
+# Tests/Systemd/README.md: installs into a booted Debian 12 container (systemd-nspawn) and checks
+# socket activation, a reboot, reload, the watchdog, stop and start, and who may submit.
+systemd-test: deps
+	Tests/Systemd/systemd-test.sh
 
 # Man pages (transferctl(1), transferd(8)) and bash, zsh and fish completions, generated from the
 # argument parsers of the release binaries by swift-argument-parser's generate-manual tool (the one
