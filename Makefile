@@ -207,4 +207,4 @@ uninstall-user:
 	@echo "kept: ~/.config/transferd and ~/.local/state/transferd"
 
 clean:
-	rm -rf .build .build-fuzz
+	rm -rf .build .build-fuzz .build-nspawn
