@@ -7,8 +7,9 @@
 # toolchain; socket activation; a group member submits and a non-member is told which group to
 # join; a download started before a reboot continues after it with no client connecting;
 # `systemctl reload` with a valid and an invalid file; `kill -STOP` makes the watchdog restart the
-# daemon and the download resumes; `systemctl stop` mid-download then `start` resumes; and no line
-# at warning or above from transferd in the clean part of the run. Tests/Systemd/README.md says more.
+# daemon and the download resumes; `systemctl stop` mid-download then `start` resumes; a user's own
+# daemon (user units, linger) continues after the reboot too; and no line at warning or above from
+# transferd in the clean part of the run. Tests/Systemd/README.md says more.
 #
 # Exits 0 with "SKIPPED" where a container cannot be booted (not root, no systemd-nspawn, no mirror).
 set -euo pipefail
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 CACHE=$REPO/.build-nspawn
 SUITE=bookworm
-PACKAGES=systemd,systemd-sysv,dbus,libcurl4,python3-minimal,procps
+PACKAGES=systemd,systemd-sysv,dbus,libpam-systemd,libcurl4,python3-minimal,procps
 BASE=$CACHE/rootfs-$SUITE
 MACHINE=$CACHE/machine
 STAGE=$CACHE/stage
@@ -152,7 +153,7 @@ mkdir -p "$MACHINE/var/log/journal"
 install -D -m 0755 Tests/Systemd/slow-http-server.py "$MACHINE/usr/local/lib/transferd-test/slow-http-server.py"
 mkdir -p "$MACHINE/srv/www"
 head -c 1048576 /dev/urandom >"$MACHINE/srv/www/small"
-for name in reboot watchdog stop; do head -c "$BIG_SIZE" /dev/urandom >"$MACHINE/srv/www/$name"; done
+for name in reboot user watchdog stop; do head -c "$BIG_SIZE" /dev/urandom >"$MACHINE/srv/www/$name"; done
 cat >"$MACHINE/etc/systemd/system/slow-http.service" <<EOF
 [Unit]
 Description=throttled HTTP server for the transferd container test
@@ -222,13 +223,32 @@ landed() { cmp -s "$MACHINE/srv/www/$1" "$MACHINE/srv/transferd/$1"; }
 # Whether the download of NAME went on from where it was: the test server was asked for its first
 # byte once only (the daemon fetches ranged segments; a restart from zero would ask again).
 resumed() { [ "$(inside journalctl -u slow-http.service -o cat | grep -Ec "^GET /$1 (bytes=0-|- )")" = 1 ]; }
+# To the system service: alice has her own daemon too, which transferctl would try first.
 submit_big() {
-    as_user alice transferctl submit --id "$1" "http://127.0.0.1:$PORT/$1" "/srv/transferd/$1" >/dev/null \
+    as_user alice transferctl --socket /run/transferd/transferd.sock submit --id "$1" "http://127.0.0.1:$PORT/$1" "/srv/transferd/$1" >/dev/null \
         || fail "could not submit $1"
     wait_for "the $1 download to get going" 30 at_least "$1" $((RATE * 4))
 }
 
-say "reboot in the middle of a download; nothing connects after it"
+say "alice's own daemon: user units enabled, linger on"
+inside loginctl enable-linger alice
+alice_uid=$(inside id -u alice)
+as_alice() { as_user alice env XDG_RUNTIME_DIR="/run/user/$alice_uid" "$@"; }
+wait_for "alice's user manager (linger)" 30 inside systemctl is-active "user@$alice_uid.service"
+as_alice systemctl --user enable --now transferd.socket transferd.service >/dev/null 2>&1 \
+    || fail "could not enable alice's user units: $(as_alice systemctl --user status transferd.service 2>&1 | tail -5)"
+as_alice transferctl submit --id user "http://127.0.0.1:$PORT/user" "/home/alice/user" >/dev/null \
+    || fail "alice's own daemon did not take a download into her home"
+home_partial_size() {
+    local file
+    file=$(ls -1a "$MACHINE/home/alice" | grep '^\.user\..*\.part$' | head -1 || true)
+    [ -n "$file" ] && stat -c %s "$MACHINE/home/alice/$file" || echo 0
+}
+home_started() { [ "$(home_partial_size)" -ge $((RATE * 4)) ]; }
+wait_for "alice's download to get going" 30 home_started
+user_landed() { cmp -s "$MACHINE/srv/www/user" "$MACHINE/home/alice/user"; }
+
+say "reboot in the middle of two downloads, the system service's and alice's; nothing connects after it"
 submit_big reboot
 inside systemctl reboot
 wait_down
@@ -237,9 +257,12 @@ boot || fail "the container did not boot again"
 at_least reboot 1 || fail "the partial file of the reboot download is gone after the reboot"
 wait_for "the reboot download to land after the reboot, with no client" 90 landed reboot
 resumed reboot || fail "the reboot download did not resume from its offset (the server saw no ranged request)"
+wait_for "alice's download to land after the reboot, with no login and no client (linger)" 90 user_landed
+resumed user || fail "alice's download did not resume from its offset"
 
-say "no warnings from transferd in the clean run so far (both boots)"
-warnings=$(inside journalctl --no-pager -o cat -p warning -u transferd.service -u transferd.socket)
+say "no warnings from transferd, system or alice's, in the clean run so far (both boots)"
+warnings=$(inside journalctl --no-pager -o cat -p warning -u transferd.service -u transferd.socket \
+    --user-unit=transferd.service --user-unit=transferd.socket)
 [ -z "$warnings" ] || fail "transferd logged at warning or above: $warnings"
 # LimitNICE=-4 lets libdispatch give its user-initiated threads nice -4. Raising that limit needs
 # CAP_SYS_RESOURCE in the container's systemd, which some hosts (this one, when it says so) withhold.
