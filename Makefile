@@ -4,7 +4,8 @@
 #   make test     run the whole test suite
 #   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
 #   make bench    compare transferd with curl and aria2 on a local nginx
-#   make install  install binaries, system and user units, the default configuration (PREFIX, DESTDIR)
+#   make systemd-test  install into a booted Debian 12 container and check it under systemd (root)
+#   make install  install binaries, man pages, completions, system and user units, the default configuration (PREFIX, DESTDIR)
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
 #   make install-user  install binaries and user units in your home directory (no root); make uninstall-user
 
@@ -16,7 +17,7 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build check-static run test fuzz bench install uninstall install-user uninstall-user clean
+.PHONY: deps build check-static generated run test fuzz bench systemd-test install uninstall install-user uninstall-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
@@ -37,6 +38,13 @@ INSTALL_STRIP ?= -s
 build: deps
 	$(SWIFT) build -c release $(STATIC) --product transferd
 	$(SWIFT) build -c release $(STATIC) --product transferctl
+	@# SwiftPM does not link again when only --static-swift-stdlib changed (after a plain
+	@# swift build -c release, or a plugin's release build): remove the binaries so that it does.
+	@if ldd $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl | grep -q 'libswiftCore'; then \
+		echo "linking again with the Swift runtime inside"; \
+		rm -f $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl; \
+		$(SWIFT) build -c release $(STATIC) --product transferd && $(SWIFT) build -c release $(STATIC) --product transferctl; \
+	fi
 
 check-static: build
 	@for binary in $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl; do \
@@ -63,6 +71,34 @@ fuzz: deps
 bench: deps
 	Tests/Benchmarks/bench.sh
 
+# Tests/Systemd/README.md: installs into a booted Debian 12 container (systemd-nspawn) and checks
+# socket activation, a reboot, reload, the watchdog, stop and start, and who may submit.
+systemd-test: deps
+	Tests/Systemd/systemd-test.sh
+
+# Man pages (transferctl(1), transferd(8)) and bash, zsh and fish completions, generated from the
+# argument parsers of the release binaries by swift-argument-parser's generate-manual tool (the one
+# its generate-manual plugin runs; the plugin itself would build every product again in release
+# mode without --static-swift-stdlib) and by --generate-completion-script.
+GENERATED = .build/generated
+MANUAL_DATE = $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+
+generated: build
+	$(SWIFT) build --product generate-manual
+	rm -rf $(GENERATED)
+	install -d $(GENERATED)/man $(GENERATED)/completions
+	.build/debug/generate-manual $(RELEASE_BIN)/transferctl --section 1 --date $(MANUAL_DATE) --output-directory $(GENERATED)/man
+	.build/debug/generate-manual $(RELEASE_BIN)/transferd --section 8 --date $(MANUAL_DATE) --output-directory $(GENERATED)/man
+	for tool in transferctl transferd; do \
+		$(RELEASE_BIN)/$$tool --generate-completion-script bash >$(GENERATED)/completions/$$tool.bash && \
+		$(RELEASE_BIN)/$$tool --generate-completion-script zsh >$(GENERATED)/completions/_$$tool && \
+		$(RELEASE_BIN)/$$tool --generate-completion-script fish >$(GENERATED)/completions/$$tool.fish || exit 1; \
+	done
+
 # Where systemd looks for units and its sysusers.d and tmpfiles.d files, as systemd's pkg-config file
 # gives them for PREFIX: /usr/local/lib/systemd/system for the default PREFIX=/usr/local (systemd reads
 # it; the vendor directory /lib/systemd/system is left to packages), /usr/lib/systemd/system for
@@ -79,12 +115,21 @@ DOCDIR = $(PREFIX)/share/doc/transferd
 # systemctl on the running system (not for a DESTDIR staging tree, and not where systemd is not PID 1).
 SYSTEMD_RUNNING = $(shell [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && echo yes)
 
-install: build
+install: build generated
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
+		$(DESTDIR)$(FISHCOMPLETIONDIR)
 	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 README.md docs/protocol.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 config/README.md $(DESTDIR)$(DOCDIR)/configuration.md
+	install -m 0644 $(GENERATED)/man/transferctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(GENERATED)/man/transferd.8 $(DESTDIR)$(MANDIR)/man8/
+	for tool in transferctl transferd; do \
+		install -m 0644 $(GENERATED)/completions/$$tool.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/$$tool && \
+		install -m 0644 $(GENERATED)/completions/_$$tool $(DESTDIR)$(ZSHCOMPLETIONDIR)/ && \
+		install -m 0644 $(GENERATED)/completions/$$tool.fish $(DESTDIR)$(FISHCOMPLETIONDIR)/ || exit 1; \
+	done
 	install -m 0644 systemd/transferd.service systemd/transferd.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/user/transferd.service systemd/user/transferd.socket $(DESTDIR)$(USERUNITDIR)/
 	sed -i 's|/usr/local/|$(PREFIX)/|g' $(DESTDIR)$(UNITDIR)/transferd.service $(DESTDIR)$(UNITDIR)/transferd.socket \
@@ -118,6 +163,10 @@ uninstall:
 	rm -f $(DESTDIR)$(USERUNITDIR)/transferd.service $(DESTDIR)$(USERUNITDIR)/transferd.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/transferd.conf $(DESTDIR)$(TMPFILESDIR)/transferd.conf
 	rm -rf $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)$(MANDIR)/man1/transferctl.1 $(DESTDIR)$(MANDIR)/man8/transferd.8
+	for tool in transferctl transferd; do \
+		rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/$$tool $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$$tool $(DESTDIR)$(FISHCOMPLETIONDIR)/$$tool.fish; \
+	done
 	@if [ -n "$(SYSTEMD_RUNNING)" ]; then systemctl daemon-reload; fi
 	@echo "kept: /etc/transferd, /var/lib/transferd, /srv/transferd and the transferd user (remove them by hand to purge)"
 
@@ -127,8 +176,13 @@ USERPREFIX ?= $(HOME)/.local
 USERCONFIGUNITDIR ?= $(HOME)/.config/systemd/user
 USER_MANAGER = $(shell systemctl --user show-environment >/dev/null 2>&1 && echo yes)
 
-install-user: build
-	install -d $(USERPREFIX)/bin $(USERPREFIX)/share/doc/transferd $(USERCONFIGUNITDIR)
+install-user: build generated
+	install -d $(USERPREFIX)/bin $(USERPREFIX)/share/doc/transferd $(USERCONFIGUNITDIR) $(USERPREFIX)/share/man/man1 \
+		$(USERPREFIX)/share/man/man8 $(USERPREFIX)/share/bash-completion/completions $(USERPREFIX)/share/fish/vendor_completions.d
+	install -m 0644 $(GENERATED)/man/transferctl.1 $(USERPREFIX)/share/man/man1/
+	install -m 0644 $(GENERATED)/man/transferd.8 $(USERPREFIX)/share/man/man8/
+	install -m 0644 $(GENERATED)/completions/transferctl.bash $(USERPREFIX)/share/bash-completion/completions/transferctl
+	install -m 0644 $(GENERATED)/completions/transferctl.fish $(USERPREFIX)/share/fish/vendor_completions.d/
 	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(USERPREFIX)/bin/
 	install -m 0644 README.md docs/protocol.md $(USERPREFIX)/share/doc/transferd/
 	install -m 0644 config/README.md $(USERPREFIX)/share/doc/transferd/configuration.md
@@ -147,8 +201,10 @@ uninstall-user:
 	rm -f $(USERPREFIX)/bin/transferd $(USERPREFIX)/bin/transferctl
 	rm -f $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
 	rm -rf $(USERPREFIX)/share/doc/transferd
+	rm -f $(USERPREFIX)/share/man/man1/transferctl.1 $(USERPREFIX)/share/man/man8/transferd.8
+	rm -f $(USERPREFIX)/share/bash-completion/completions/transferctl $(USERPREFIX)/share/fish/vendor_completions.d/transferctl.fish
 	@if [ -n "$(USER_MANAGER)" ]; then systemctl --user daemon-reload; fi
 	@echo "kept: ~/.config/transferd and ~/.local/state/transferd"
 
 clean:
-	rm -rf .build .build-fuzz
+	rm -rf .build .build-fuzz .build-nspawn

@@ -14,8 +14,14 @@ enum ControlSocket {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
+                // Parents such as /run/user (for /run/user/0/transferd) are made as the system would
+                // make them, 0755; only the socket's own directory is closed to others.
+                let parent = (directory as NSString).deletingLastPathComponent
+                if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) {
+                    try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+                }
                 try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true,
+                    atPath: directory, withIntermediateDirectories: false,
                     attributes: [.posixPermissions: system ? 0o755 : 0o700])
             } catch {
                 throw ConfigurationError(description: "cannot create the socket directory \(directory): \(error.localizedDescription); choose another place with --socket or TRANSFERD_SOCKET")

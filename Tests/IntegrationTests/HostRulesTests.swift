@@ -39,15 +39,16 @@ struct HostRulesTests {
         #expect(try daemon.jobs().isEmpty)
     }
 
-    @Test func autoDeniesLocalAddressesOnlyForTheSystemService() async throws {
+    @Test(arguments: [false, true])
+    func autoDeniesLocalAddressesOnlyForTheSystemService(system: Bool) async throws {
         let daemon = try TestDaemon(configuration: ["local_addresses": "auto"])
         defer { daemon.cleanUp() }
-        // A daemon started by hand is its user's own, root's included; the system unit passes --system.
-        let system = getuid() == 0
+        // A daemon started by hand is its user's own, root's included; --system makes the system service.
         try await daemon.start(arguments: system ? ["--system"] : [])
         let error = refusal(of: "http://127.0.0.1:9/x", by: daemon)
         #expect((error?.code == .hostNotAllowed) == system, "\(String(describing: error))")
         #expect(daemon.log.contains("local_addresses=\(system ? "deny" : "allow")"), "\(daemon.log)")
+        #expect(daemon.log.contains("role=\(system ? "system service" : "user daemon")"), "\(daemon.log)")
     }
 
     @Test func onlyAllowedHostsAreFetched() async throws {

@@ -21,5 +21,11 @@ struct RequestFootprintTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: home).isEmpty, "no .cache or .local from URLCache and cookie storage")
         let agents = server.requests(for: "/f").map { $0.header("User-Agent") ?? "-" }
         #expect(!agents.isEmpty && agents.allSatisfy { $0 == "transferd/\(transferdVersion)" }, "\(agents)")
+
+        // A job that names its own User-Agent sends that one.
+        server.serve("/g", content: TestContent(seed: 4, size: 4096))
+        let own = try daemon.submit(server.url("/g"), to: daemon.destination("g"), headers: ["User-Agent": "backup-script/2"])
+        #expect(try await daemon.waitForTerminal(own.id).state == .completed)
+        #expect(server.requests(for: "/g").map { $0.header("User-Agent") ?? "-" }.allSatisfy { $0 == "backup-script/2" })
     }
 }
