@@ -24,9 +24,32 @@ public enum JSONNesting {
     private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> Int {
         var depth = 0
         var deepest = 0
+        forEachStructuralByte(in: bytes) { _, byte in
+            switch byte {
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > deepest {
+                    deepest = depth
+                    if deepest > limit { return false }
+                }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                // A closer without an opener is not JSON; the parser says so.
+                if depth > 0 { depth -= 1 }
+            default:
+                break
+            }
+            return true
+        }
+        return deepest
+    }
+
+    /// Calls `body` with the offset of every byte outside strings other than a string's opening
+    /// quote, in order, until it returns false. A backslash inside a string escapes the byte after it.
+    @inline(__always)
+    static func forEachStructuralByte(in bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, UInt8) -> Bool) {
         var inString = false
         var escaped = false
-        for byte in bytes {
+        for (index, byte) in bytes.enumerated() {
             if inString {
                 if escaped {
                     escaped = false
@@ -37,22 +60,11 @@ public enum JSONNesting {
                 }
                 continue
             }
-            switch byte {
-            case UInt8(ascii: "\""):
+            if byte == UInt8(ascii: "\"") {
                 inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > deepest {
-                    deepest = depth
-                    if deepest > limit { return deepest }
-                }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                // A closer without an opener is not JSON; the parser says so.
-                if depth > 0 { depth -= 1 }
-            default:
-                break
+                continue
             }
+            guard body(index, byte) else { return }
         }
-        return deepest
     }
 }

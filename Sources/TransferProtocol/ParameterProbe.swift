@@ -120,7 +120,7 @@ indirect enum ProbeValue: Decodable, Sendable {
 }
 
 /// The known name a misspelt one was most likely meant to be.
-enum ParameterSuggestion {
+public enum ParameterSuggestion {
     /// The name among `names` within a small edit distance of `name`, if one is.
     static func closest(to name: String, among names: [String]) -> String? {
         let target = Array(name.lowercased().utf8.prefix(64))
@@ -135,7 +135,7 @@ enum ParameterSuggestion {
     }
 
     /// Levenshtein distance of two byte strings.
-    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    public static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previous = Array(0...b.count)

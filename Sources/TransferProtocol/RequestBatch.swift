@@ -23,23 +23,9 @@ public enum RequestBatch {
     private static func split(_ bytes: UnsafeBufferPointer<UInt8>) -> [Data] {
         var elements: [Data] = []
         var depth = 0
-        var inString = false
-        var escaped = false
         var start = 0
-        for (index, byte) in bytes.enumerated() {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
+        JSONNesting.forEachStructuralByte(in: bytes) { index, byte in
             switch byte {
-            case UInt8(ascii: "\""):
-                inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 if depth == 1 { start = index + 1 }
@@ -54,6 +40,7 @@ public enum RequestBatch {
             default:
                 break
             }
+            return true
         }
         return elements
     }

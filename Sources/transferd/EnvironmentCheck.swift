@@ -1,3 +1,5 @@
+import TransferProtocol
+
 /// The `TRANSFERD_*` environment variables the daemon reads. Any other is refused at start, so
 /// that a misspelt setting (`TRANSFERD_MAX_CONCURENT_TRANSFERS`) is not silently ignored.
 enum EnvironmentCheck {
@@ -33,18 +35,6 @@ enum EnvironmentCheck {
 
     /// Levenshtein distance.
     static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        guard !a.isEmpty else { return b.count }
-        guard !b.isEmpty else { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
+        ParameterSuggestion.editDistance(Array(a.utf8), Array(b.utf8))
     }
 }
