@@ -22,14 +22,7 @@ enum DirectoryCreator {
 
     /// Walks from the root to the destination's directory, creating each missing directory.
     static func create(_ destination: DestinationPath, owner: DownloadOwner?, access: UserAccess?) throws(DestinationError) {
-        let rootFD = open(destination.root, DirectoryWalker.oPath | O_DIRECTORY | O_CLOEXEC)
-        guard rootFD >= 0 else {
-            let code = errno
-            throw DestinationError(
-                .system(errno: code),
-                "the allowed root \(destination.root) cannot be opened (\(String(cString: strerror(code)))): create it, "
-                    + "or change the allowed roots (allowed_roots)")
-        }
+        let rootFD = try DirectoryWalker.openRoot(of: destination)
         var current = rootFD
         defer { close(current) }
         try DirectoryWalker.check(rootFD, destination.root, access: access, last: false)

@@ -20,9 +20,8 @@ enum DirectoryWalker {
     /// O_PATH: opens a directory to walk from it, without needing permission to read it.
     static let oPath = copenat2_o_path()
 
-    /// Opens the directory `destination` lands in. With `access`, also checks that this user may
-    /// enter every directory from the root down and write the last one.
-    static func open(_ destination: DestinationPath, access: UserAccess?, method: Method = .automatic) throws(DestinationError) -> DirectoryHandle {
+    /// Opens `destination`'s allowed root (O_PATH), to walk down from it; the caller closes it.
+    static func openRoot(of destination: DestinationPath) throws(DestinationError) -> Int32 {
         let rootFD = Glibc.open(destination.root, oPath | O_DIRECTORY | O_CLOEXEC)
         guard rootFD >= 0 else {
             let code = errno
@@ -31,6 +30,13 @@ enum DirectoryWalker {
                 "the allowed root \(destination.root) cannot be opened (\(String(cString: strerror(code)))): create it, "
                     + "or change the allowed roots (allowed_roots)")
         }
+        return rootFD
+    }
+
+    /// Opens the directory `destination` lands in. With `access`, also checks that this user may
+    /// enter every directory from the root down and write the last one.
+    static func open(_ destination: DestinationPath, access: UserAccess?, method: Method = .automatic) throws(DestinationError) -> DirectoryHandle {
+        let rootFD = try openRoot(of: destination)
         defer { close(rootFD) }
         if access == nil, method == .automatic {
             let relative = destination.directories.isEmpty ? "." : destination.directories.joined(separator: "/")
