@@ -1,0 +1,137 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Synchronization
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EngineDelegate {
+    /// Verifies the file against the expected size and digests, syncs it and moves it to the
+    /// destination, off the delegate queue.
+    func land(_ context: TransferContext) {
+        let proceed: Bool = context.control.withLock { control in
+            guard control.phase == .active else { return false }
+            control.phase = .landing
+            return true
+        }
+        guard proceed else {
+            completeStop(context)
+            return
+        }
+        let file = context.file
+        let request = context.request
+        let bytes = context.offset
+        let digest = context.digest.current()
+        let announced = context.announcedDigest
+        ioQueue.async {
+            let sha256 = digest.sha256Hex
+            if let mismatch = Self.verify(file: file, bytes: bytes, sha256: sha256, digest: digest, announced: announced, request: request) {
+                self.fail(context, mismatch)
+                return
+            }
+            if let refused = Self.landingRefusal(file: file, request: request) {
+                self.fail(context, refused)
+                return
+            }
+            do throws(FileIOError) {
+                // Partial files are private; the landed file gets the mode the daemon's umask allows.
+                guard fchmod(file.fd, 0o666 & ~Self.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
+                try FileIO.fsync(file.fd, path: file.path)
+                try Self.moveIntoPlace(file, named: FileIO.lastComponent(of: request.destination), overwrite: request.overwrite)
+                try file.directory.sync()
+                self.events.yield(.completed(jobID: request.jobID, bytes: bytes, sha256: sha256))
+            } catch {
+                file.unlink()
+                let jobError: JobError
+                if error.errno == EEXIST {
+                    jobError = JobError(
+                        code: "destination_exists",
+                        message: "\(request.destination) appeared while the download ran; it was left alone. "
+                            + "Submit again with overwrite to replace it.")
+                } else {
+                    jobError = Self.diskFailure(error, writing: request.destination).error
+                }
+                self.events.yield(.failed(jobID: request.jobID, error: jobError))
+            }
+            self.remove(context)
+        }
+    }
+
+    /// Why a finished file must not land, if it must not: its size or digest differs from what
+    /// the client expects or the server announced.
+    static func verify(
+        file: PartialFile, bytes: Int64, sha256: String, digest: FileDigest, announced: AnnouncedDigest?, request: TransferRequest
+    ) -> JobError? {
+        if let expected = request.expectedSize, expected != bytes {
+            return JobError(
+                code: "size_mismatch",
+                message: "the download is \(bytes) bytes but \(expected) were expected; nothing was written to \(request.destination)")
+        }
+        if let expected = request.expectedSha256, expected != sha256 {
+            return JobError(
+                code: "digest_mismatch",
+                message: "the downloaded file's SHA-256 is \(sha256) but \(expected) was expected; nothing was written to "
+                    + "\(request.destination). Check the expected digest; if it is right, the server sends a different file")
+        }
+        guard let announced else { return nil }
+        var actual: String?
+        switch announced.algorithm {
+        case .sha256:
+            actual = sha256
+        case .sha512:
+            // Announced only after the first bytes were hashed: read the file once to check it.
+            actual = digest.sha512Hex ?? (try? FileDigest.ofPrefix(fd: file.fd, path: file.path, length: bytes, withSHA512: true))?.sha512Hex
+        }
+        guard let actual, actual != announced.hex else { return nil }
+        return JobError(
+            code: "digest_mismatch",
+            message: "the downloaded file's \(announced.algorithm.rawValue) is \(actual) but the server's \(announced.header) "
+                + "says \(announced.hex); the file was damaged on the way or changed meanwhile, and nothing was written to \(request.destination)")
+    }
+
+    /// Why a finished file must not be moved to its destination, if it must not: its partial
+    /// name no longer refers to it (someone who may write the directory replaced it), or the
+    /// destination to overwrite belongs to another user in a sticky directory.
+    static func landingRefusal(file: PartialFile, request: TransferRequest) -> JobError? {
+        guard file.isInPlace else {
+            return JobError(
+                code: "disk",
+                message: "the partial file \(file.path) was removed or replaced while the download ran, so nothing was moved to "
+                    + "\(request.destination): submit the job again")
+        }
+        guard request.overwrite, let access = request.owner?.accessToCheck(),
+            let existing = file.directory.status(of: FileIO.lastComponent(of: request.destination)),
+            let directory = try? file.directory.status(), !access.mayReplace(existing, in: directory)
+        else { return nil }
+        return JobError(
+            code: "disk",
+            message: "\(request.destination) appeared while the download ran and belongs to uid \(existing.st_uid) in a sticky directory, "
+                + "so only its owner may replace it; it was left alone")
+    }
+
+    /// Renames the partial file over the destination, or, without overwrite, links it there
+    /// (which fails if the destination exists) and removes the partial name. Both work inside the
+    /// directory opened when the transfer started, whatever its path leads to now.
+    static func moveIntoPlace(_ file: PartialFile, named destination: String, overwrite: Bool) throws(FileIOError) {
+        let directory = file.directory
+        let target = directory.pathOf(destination)
+        if overwrite {
+            guard renameat(directory.fd, file.name, directory.fd, destination) == 0 else { throw FileIOError("rename", target) }
+            return
+        }
+        if linkat(directory.fd, file.name, directory.fd, destination, 0) == 0 {
+            directory.remove(file.name)
+            return
+        }
+        let failure = FileIOError("link", target)
+        // Filesystems without hard links (vfat, some FUSE mounts): check, then rename. The window
+        // between the two is tiny, and only a file created in it by someone else could be replaced.
+        guard [EPERM, EOPNOTSUPP, EMLINK, ENOSYS].contains(failure.errno) else { throw failure }
+        guard directory.status(of: destination) == nil else { throw FileIOError("link", target, errno: EEXIST) }
+        guard renameat(directory.fd, file.name, directory.fd, destination) == 0 else { throw FileIOError("rename", target) }
+    }
+}
