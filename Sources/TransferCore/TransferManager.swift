@@ -15,18 +15,18 @@ public actor TransferManager {
     var configuration: CoreConfiguration
     var jobs: [String: JobRecord] = [:]
     /// Queued job ids in the order they start.
-    private var queue: [String] = []
+    var queue: [String] = []
     var running: Set<String> = []
     /// Per running job, the partial file's generation its last `responded` report described.
-    private var generations: [String: Int] = [:]
+    var generations: [String: Int] = [:]
     /// Per waiting job, the task that queues it again when its next attempt is due.
-    private var retryTimers: [String: Task<Void, Never>] = [:]
-    private var nextOrder: UInt64 = 1
-    private var acceptingWork = true
+    var retryTimers: [String: Task<Void, Never>] = [:]
+    var nextOrder: UInt64 = 1
+    var acceptingWork = true
     /// Set once `run()` has applied every engine report (after shutdown ends the stream).
-    private var eventsDrained = false
-    private var drainWaiters: [CheckedContinuation<Void, Never>] = []
-    private let encoder = WireCoding.encoder()
+    var eventsDrained = false
+    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    let encoder = WireCoding.encoder()
 
     /// Where job events go out to subscribers.
     public nonisolated let hub = EventHub()
@@ -46,7 +46,7 @@ public actor TransferManager {
     let hookSelector: (@Sendable (Job) -> Bool)?
     let metrics = TransferMetrics()
     /// Per running job, the offset up to which its received bytes are counted in the metrics.
-    private var countedBytes: [String: Int64] = [:]
+    var countedBytes: [String: Int64] = [:]
 
     /// The journal key holding the reserved sequence numbers.
     static let sequenceKey = "meta/event-seq"
@@ -155,400 +155,9 @@ public actor TransferManager {
         return size
     }
 
-    // MARK: - Requests
-
-    /// Accepts a download for `owner` (uid), whose process ran with `group` (gid) when known;
-    /// returns once its record is on disk.
-    public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
-        guard let result = await submit([params], owner: owner, group: group).first else {
-            throw RPCError(.internalError, "the submit produced no answer")
-        }
-        return try result.get()
-    }
-
-    /// Accepts several downloads for `owner` in one durable step: the records of every accepted
-    /// job are written together and synced once (one group commit). Returns each submit's job or
-    /// why it was refused, in order; a refused submit does not stop the others.
-    public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, RPCError>] {
-        let startedAt = MonotonicClock.nanoseconds()
-        defer { metrics.submitDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- startedAt) }
-        var results = [Result<Job, RPCError>](repeating: .failure(RPCError(.internalError, "not submitted")), count: batch.count)
-        // The host checks may resolve names: all done before the checks below, which run without
-        // a suspension point, so that nothing changes between them and the jobs' insertion.
-        var urls: [URL?] = []
-        for (index, params) in batch.enumerated() {
-            do {
-                let url = try SubmitValidator.validateURL(params.url)
-                try await engine.hosts.admit(url)
-                urls.append(url)
-            } catch {
-                results[index] = .failure(error)
-                urls.append(nil)
-            }
-        }
-        var accepted: [(index: Int, job: JobRecord, url: URL)] = []
-        var answersExisting = false
-        // One pass over the unfinished jobs for the whole batch: the owner's count, and who writes where.
-        var unfinished = 0
-        var busy: [String: String] = [:]
-        for other in jobs.values where !other.state.isTerminal {
-            if other.owner == owner { unfinished += 1 }
-            busy[other.destination] = other.id
-        }
-        for (index, params) in batch.enumerated() {
-            guard let url = urls[index] else { continue }
-            do {
-                switch try admit(params, url: url, owner: owner, group: group, unfinished: unfinished, busy: busy) {
-                case .existing(let job):
-                    answersExisting = true
-                    results[index] = .success(view(job))
-                case .new(let job, let url):
-                    jobs[job.id] = job
-                    unfinished += 1
-                    busy[job.destination] = job.id
-                    accepted.append((index, job, url))
-                }
-            } catch {
-                results[index] = .failure(error)
-            }
-        }
-        var changes: [Journal.Change] = []
-        var encoded: [(index: Int, job: JobRecord, url: URL)] = []
-        for (index, job, url) in accepted {
-            do {
-                changes.append(.put(key: job.journalKey, value: try encode(job)))
-                encoded.append((index, job, url))
-            } catch {
-                jobs[job.id] = nil
-                results[index] = .failure(RPCError(.internalError, "the job could not be encoded (\(error)); it was not accepted"))
-            }
-        }
-        accepted = encoded
-        if !changes.isEmpty || answersExisting {
-            // A job answered as existing may still be syncing from its first submit: this waits for that too.
-            do {
-                try await journal.commit(changes)
-            } catch {
-                for (index, job, _) in accepted { jobs[job.id] = nil; results[index] = .failure(Self.notWritten(error)) }
-                for index in results.indices { if case .success = results[index] { results[index] = .failure(Self.notWritten(error)) } }
-                return results
-            }
-        }
-        for (index, job, url) in accepted {
-            logger(forJob: job.id).info("job accepted", metadata: ["url": "\(Redaction.url(url))", "destination": "\(job.destination)"])
-            // A cancel may have arrived while the record was syncing.
-            if let current = jobs[job.id], current.state == .queued {
-                emit(.queued, current)
-                queue.append(job.id)
-            }
-            results[index] = .success(view(jobs[job.id] ?? job))
-        }
-        schedule()
-        return results
-    }
-
-    private static func notWritten(_ error: any Error) -> RPCError {
-        RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
-    }
-
-    /// What checking one submit found: a job submitted before under the same id, or a new record.
-    private enum Admission {
-        case existing(JobRecord)
-        case new(JobRecord, URL)
-    }
-
-    /// Checks one submit (whose `url` passed the host rules) against the rules, the owner's limit (`unfinished` jobs so far) and the
-    /// destinations already being written (`busy`), creating the destination's directories when
-    /// asked; returns the record to write, or the existing job its id names.
-    private func admit(
-        _ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, busy: [String: String]
-    ) throws(RPCError) -> Admission {
-        guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
-        if let id = params.id {
-            try SubmitValidator.validateID(id)
-            if let existing = jobs[id] {
-                guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
-                    throw RPCError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
-                }
-                return .existing(existing)
-            }
-        }
-        try SubmitValidator.validateHeaders(params.headers ?? [:])
-        let overwrite = params.overwrite ?? false
-        let sha256 = try SubmitValidator.validateSHA256(params.sha256)
-        if let session = params.session { try SubmitValidator.validateSession(session) }
-        try SubmitValidator.validateRetryLimits(params.retry)
-        try SubmitValidator.validateSize(params.size)
-        let downloadOwner = DownloadOwner(uid: owner, gid: group)
-        if params.createDirectories == true {
-            try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
-        }
-        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
-        if let size = params.size {
-            try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
-        }
-        guard unfinished < configuration.maxJobsPerUser else {
-            throw RPCError(
-                .limitExceeded,
-                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
-                    + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
-        }
-        if let busyID = busy[params.destination] {
-            // Another user's job is never named: its id would let the caller follow someone else's work.
-            let mine = jobs[busyID]?.owner == owner
-            let who = mine ? "job \(busyID) is" : "another user's job is"
-            let fix = mine ? "wait for it or cancel it first" : "choose another destination"
-            throw RPCError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
-        }
-        let id = params.id ?? newJobID()
-        let job = JobRecord(
-            id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
-            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
-            createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
-            retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
-        nextOrder += 1
-        return .new(job, url)
-    }
-
-    /// One job, or the caller's jobs in submission order, optionally filtered by state. Root
-    /// (uid 0) may see any job by id, and every user's jobs in the list with `all`.
-    public func status(id: String?, states: [JobState]?, caller: UInt32, all: Bool = false) throws(RPCError) -> [Job] {
-        if let id {
-            return [view(try visibleJob(id, caller: caller))]
-        }
-        guard !all || caller == 0 else {
-            throw RPCError(.notPermitted, "only root may list every user's jobs: leave out all (transferctl status --all) to list yours")
-        }
-        let wanted = states.map(Set.init)
-        return jobs.values
-            .filter { all || $0.owner == caller }
-            .filter { wanted?.contains($0.state) ?? true }
-            .sorted { $0.order < $1.order }
-            .map(view)
-    }
-
-    /// Cancels a queued or running job and removes its partial file.
-    public func cancel(id: String, caller: UInt32) async throws(RPCError) -> Job {
-        var job = try visibleJob(id, caller: caller)
-        guard !job.state.isTerminal else {
-            let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
-            throw RPCError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
-        }
-        if job.state == .running {
-            switch engine.cancel(jobID: id) {
-            case .cancelled:
-                break
-            case .landing:
-                throw RPCError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
-            case .notRunning:
-                throw RPCError(.jobFinished, "job \(id) has just ended; see transferctl status \(id) for how")
-            }
-        } else {
-            queue.removeAll { $0 == id }
-            retryTimers.removeValue(forKey: id)?.cancel()
-            engine.forget(jobID: id)
-            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
-        }
-        job.state = .cancelled
-        job.finishedAt = Date()
-        let event = ended(&job)
-        jobs[id] = job
-        do {
-            try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
-        } catch {
-            throw RPCError(.internalError, "the cancellation could not be written to the journal (\(error))")
-        }
-        logger(forJob: id).info("job cancelled")
-        enqueue(event)
-        return view(job)
-    }
-
-    /// Returns once everything acknowledged so far is durable.
-    func sync() async throws(RPCError) {
-        do {
-            try await journal.sync()
-        } catch {
-            throw RPCError(.internalError, "the journal could not be synced (\(error))")
-        }
-    }
-
-    // MARK: - Engine reports
-
-    /// Applies the engine's reports until its stream ends.
-    public func run() async {
-        for await event in engine.events {
-            handle(event)
-        }
-        eventsDrained = true
-        drainWaiters.forEach { $0.resume() }
-        drainWaiters = []
-    }
-
-    func handle(_ event: EngineEvent) {
-        guard var job = jobs[event.jobID] else { return }
-        switch event {
-        case .responded(_, let total, let validator, let startOffset, let inode, let generation, let finalURL):
-            guard job.state == .running else { return }
-            generations[job.id] = generation
-            job.totalBytes = total
-            job.validator = validator
-            job.partialInode = inode
-            job.finalURL = finalURL
-            if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
-            // Bytes before the offset were counted, or were there before this attempt.
-            countedBytes[job.id] = startOffset
-            save(job)
-            if startOffset > 0 {
-                logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
-            }
-        case .checkpoint(_, let bytes, let generation):
-            // A sync that began before the file was cut back to 0 does not describe it any more.
-            guard job.state == .running, generation == generations[job.id] else { return }
-            countReceived(job.id, upTo: bytes)
-            job.checkpointBytes = bytes
-            save(job)
-            logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)"])
-        case .completed(_, let bytes, let sha256):
-            defer { transferEnded(job.id) }
-            guard job.state == .running else { return }
-            countReceived(job.id, upTo: bytes)
-            metrics.transfersCompleted.increment()
-            job.state = .completed
-            job.finishedAt = Date()
-            job.checkpointBytes = bytes
-            job.totalBytes = bytes
-            job.sha256 = sha256
-            job.error = nil
-            let event = ended(&job)
-            save(job)
-            enqueue(event)
-            logger(forJob: job.id).info("job completed: the file landed", metadata: ["destination": "\(job.destination)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
-        case .failed(_, let error):
-            defer { transferEnded(job.id) }
-            guard job.state == .running else { return }
-            markFailed(job, error)
-        case .interrupted(_, let error, let kept, let retryAfter):
-            defer { transferEnded(job.id) }
-            guard job.state == .running else { return }
-            countReceived(job.id, upTo: kept.bytes)
-            job.checkpointBytes = kept.bytes
-            job.validator = kept.validator
-            job.totalBytes = kept.totalBytes
-            retryOrFail(job, error: error, retryAfter: retryAfter)
-        case .stopped(_, let bytes):
-            defer { transferEnded(job.id) }
-            // Stopped for shutdown: it stays running in the journal and resumes on restart.
-            // (A cancelled job's record was written by `cancel`.)
-            guard job.state == .running else { return }
-            countReceived(job.id, upTo: bytes)
-            job.checkpointBytes = bytes
-            save(job)
-            logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
-        }
-    }
-
-    static let progressThatResetsFailures: Int64 = 1 << 20
-    /// The longest wait before a retry, whatever the server asks for.
-    static let longestRetryWait: Double = 7 * 86_400
-
-    /// After a failed attempt: waits and retries when the job's limits allow, else fails it.
-    private func retryOrFail(_ record: JobRecord, error: JobError, retryAfter: Double?) {
-        var job = record
-        let limits = configuration.retry.limits(for: job.retry)
-        // Only real progress (a MiB past the furthest point any attempt reached) starts the count
-        // again: a trickle or a server that keeps dropping at the same place still runs out of attempts.
-        if job.checkpointBytes >= (job.furthestBytes ?? 0) + Self.progressThatResetsFailures {
-            job.furthestBytes = job.checkpointBytes
-            job.failuresInARow = 1
-        } else {
-            job.failuresInARow = (job.failuresInARow ?? 0) + 1
-        }
-        let failures = job.failuresInARow ?? 1
-        let now = Date()
-        // A server's Retry-After is honoured up to a week; a larger one is not a plan, and the job's
-        // maximum time ends it sooner anyway.
-        let wait = min(retryAfter ?? configuration.retry.backoff(afterFailures: failures), Self.longestRetryWait)
-        let next = now.addingTimeInterval(max(0, wait))
-        let deadline = job.createdAt.addingTimeInterval(limits.maxTime)
-        var giveUp: String?
-        if failures >= limits.maxAttempts {
-            giveUp = "gave up after \(failures) failed attempt\(failures == 1 ? "" : "s") in a row (max_attempts \(limits.maxAttempts))"
-        } else if next > deadline {
-            giveUp = "gave up: the next attempt would start after the job's maximum time (max_time_seconds) ends at \(WireCoding.formatTimestamp(deadline))"
-        }
-        if let giveUp {
-            // The engine kept the partial file for a retry that will not come.
-            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
-            engine.forget(jobID: job.id)
-            markFailed(job, JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus))
-            return
-        }
-        job.state = .waiting
-        job.error = error
-        job.nextAttemptAt = next
-        save(job)
-        metrics.retries.increment()
-        emit(.waiting, job)
-        logger(forJob: job.id).info(
-            "job waits to retry",
-            metadata: ["attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
-        armRetry(job.id, at: next)
-    }
-
-    /// Records that a job failed for good.
-    private func markFailed(_ record: JobRecord, _ error: JobError) {
-        var job = record
-        job.state = .failed
-        job.finishedAt = Date()
-        job.error = error
-        job.nextAttemptAt = nil
-        let event = ended(&job)
-        save(job)
-        enqueue(event)
-        metrics.failed(code: error.code)
-        logger(forJob: job.id).warning("job failed", metadata: ["attempt": "\(job.attempts)", "error": "\(error.message)"])
-    }
-
-    /// Queues a waiting job again once `date` has come.
-    private func armRetry(_ id: String, at date: Date) {
-        retryTimers[id]?.cancel()
-        retryTimers[id] = Task { [weak self] in
-            // Bounded, so that no stored time converts into an overflow.
-            let delay = min(date.timeIntervalSinceNow, Self.longestRetryWait * 2)
-            if delay > 0 {
-                do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1)) } catch { return }
-            }
-            await self?.retryDue(id)
-        }
-    }
-
-    private func retryDue(_ id: String) {
-        retryTimers[id] = nil
-        guard var job = jobs[id], job.state == .waiting else { return }
-        job.state = .queued
-        job.nextAttemptAt = nil
-        save(job)
-        emit(.queued, job)
-        logger(forJob: id).info("retrying", metadata: ["attempt": "\(job.attempts + 1)", "bytes": "\(job.checkpointBytes)"])
-        // Back in its place by submission order, ahead of jobs submitted after it.
-        let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
-        queue.insert(id, at: position)
-        schedule()
-    }
-
-    /// Frees the transfer's slot and starts the next queued job (after the ended job's record
-    /// is written: callers defer it).
-    private func transferEnded(_ id: String) {
-        running.remove(id)
-        generations[id] = nil
-        countedBytes[id] = nil
-        progressShown[id] = nil
-        schedule()
-    }
-
     // MARK: - Scheduling
 
-    private func schedule() {
+    func schedule() {
         while acceptingWork, running.count < configuration.maxConcurrentTransfers, !queue.isEmpty {
             let id = queue.removeFirst()
             guard var job = jobs[id], job.state == .queued, let url = URL(string: job.url) else { continue }
@@ -632,7 +241,7 @@ public actor TransferManager {
     }
 
     /// Adds the bytes a job received past what was counted so far to the received-bytes counter.
-    private func countReceived(_ id: String, upTo bytes: Int64) {
+    func countReceived(_ id: String, upTo bytes: Int64) {
         guard let counted = countedBytes[id], bytes > counted else { return }
         metrics.receivedBytes.increment(by: bytes - counted)
         countedBytes[id] = bytes
@@ -705,7 +314,7 @@ public actor TransferManager {
         Array(try encoder.encode(job))
     }
 
-    private func newJobID() -> String {
+    func newJobID() -> String {
         while true {
             let id = String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(to: 16)
             if jobs[id] == nil { return id }

@@ -1,0 +1,183 @@
+public import Foundation
+public import TransferProtocol
+import Logging
+import Metrics
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension TransferManager {
+    // MARK: - Engine reports
+
+    /// Applies the engine's reports until its stream ends.
+    public func run() async {
+        for await event in engine.events {
+            handle(event)
+        }
+        eventsDrained = true
+        drainWaiters.forEach { $0.resume() }
+        drainWaiters = []
+    }
+
+    func handle(_ event: EngineEvent) {
+        guard var job = jobs[event.jobID] else { return }
+        switch event {
+        case .responded(_, let total, let validator, let startOffset, let inode, let generation, let finalURL):
+            guard job.state == .running else { return }
+            generations[job.id] = generation
+            job.totalBytes = total
+            job.validator = validator
+            job.partialInode = inode
+            job.finalURL = finalURL
+            if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
+            // Bytes before the offset were counted, or were there before this attempt.
+            countedBytes[job.id] = startOffset
+            save(job)
+            if startOffset > 0 {
+                logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
+            }
+        case .checkpoint(_, let bytes, let generation):
+            // A sync that began before the file was cut back to 0 does not describe it any more.
+            guard job.state == .running, generation == generations[job.id] else { return }
+            countReceived(job.id, upTo: bytes)
+            job.checkpointBytes = bytes
+            save(job)
+            logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)"])
+        case .completed(_, let bytes, let sha256):
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            countReceived(job.id, upTo: bytes)
+            metrics.transfersCompleted.increment()
+            job.state = .completed
+            job.finishedAt = Date()
+            job.checkpointBytes = bytes
+            job.totalBytes = bytes
+            job.sha256 = sha256
+            job.error = nil
+            let event = ended(&job)
+            save(job)
+            enqueue(event)
+            logger(forJob: job.id).info("job completed: the file landed", metadata: ["destination": "\(job.destination)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
+        case .failed(_, let error):
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            markFailed(job, error)
+        case .interrupted(_, let error, let kept, let retryAfter):
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            countReceived(job.id, upTo: kept.bytes)
+            job.checkpointBytes = kept.bytes
+            job.validator = kept.validator
+            job.totalBytes = kept.totalBytes
+            retryOrFail(job, error: error, retryAfter: retryAfter)
+        case .stopped(_, let bytes):
+            defer { transferEnded(job.id) }
+            // Stopped for shutdown: it stays running in the journal and resumes on restart.
+            // (A cancelled job's record was written by `cancel`.)
+            guard job.state == .running else { return }
+            countReceived(job.id, upTo: bytes)
+            job.checkpointBytes = bytes
+            save(job)
+            logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
+        }
+    }
+
+    static let progressThatResetsFailures: Int64 = 1 << 20
+    /// The longest wait before a retry, whatever the server asks for.
+    static let longestRetryWait: Double = 7 * 86_400
+
+    /// After a failed attempt: waits and retries when the job's limits allow, else fails it.
+    func retryOrFail(_ record: JobRecord, error: JobError, retryAfter: Double?) {
+        var job = record
+        let limits = configuration.retry.limits(for: job.retry)
+        // Only real progress (a MiB past the furthest point any attempt reached) starts the count
+        // again: a trickle or a server that keeps dropping at the same place still runs out of attempts.
+        if job.checkpointBytes >= (job.furthestBytes ?? 0) + Self.progressThatResetsFailures {
+            job.furthestBytes = job.checkpointBytes
+            job.failuresInARow = 1
+        } else {
+            job.failuresInARow = (job.failuresInARow ?? 0) + 1
+        }
+        let failures = job.failuresInARow ?? 1
+        let now = Date()
+        // A server's Retry-After is honoured up to a week; a larger one is not a plan, and the job's
+        // maximum time ends it sooner anyway.
+        let wait = min(retryAfter ?? configuration.retry.backoff(afterFailures: failures), Self.longestRetryWait)
+        let next = now.addingTimeInterval(max(0, wait))
+        let deadline = job.createdAt.addingTimeInterval(limits.maxTime)
+        var giveUp: String?
+        if failures >= limits.maxAttempts {
+            giveUp = "gave up after \(failures) failed attempt\(failures == 1 ? "" : "s") in a row (max_attempts \(limits.maxAttempts))"
+        } else if next > deadline {
+            giveUp = "gave up: the next attempt would start after the job's maximum time (max_time_seconds) ends at \(WireCoding.formatTimestamp(deadline))"
+        }
+        if let giveUp {
+            // The engine kept the partial file for a retry that will not come.
+            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+            engine.forget(jobID: job.id)
+            markFailed(job, JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus))
+            return
+        }
+        job.state = .waiting
+        job.error = error
+        job.nextAttemptAt = next
+        save(job)
+        metrics.retries.increment()
+        emit(.waiting, job)
+        logger(forJob: job.id).info(
+            "job waits to retry",
+            metadata: ["attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
+        armRetry(job.id, at: next)
+    }
+
+    /// Records that a job failed for good.
+    func markFailed(_ record: JobRecord, _ error: JobError) {
+        var job = record
+        job.state = .failed
+        job.finishedAt = Date()
+        job.error = error
+        job.nextAttemptAt = nil
+        let event = ended(&job)
+        save(job)
+        enqueue(event)
+        metrics.failed(code: error.code)
+        logger(forJob: job.id).warning("job failed", metadata: ["attempt": "\(job.attempts)", "error": "\(error.message)"])
+    }
+
+    /// Queues a waiting job again once `date` has come.
+    func armRetry(_ id: String, at date: Date) {
+        retryTimers[id]?.cancel()
+        retryTimers[id] = Task { [weak self] in
+            // Bounded, so that no stored time converts into an overflow.
+            let delay = min(date.timeIntervalSinceNow, Self.longestRetryWait * 2)
+            if delay > 0 {
+                do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1)) } catch { return }
+            }
+            await self?.retryDue(id)
+        }
+    }
+
+    func retryDue(_ id: String) {
+        retryTimers[id] = nil
+        guard var job = jobs[id], job.state == .waiting else { return }
+        job.state = .queued
+        job.nextAttemptAt = nil
+        save(job)
+        emit(.queued, job)
+        logger(forJob: id).info("retrying", metadata: ["attempt": "\(job.attempts + 1)", "bytes": "\(job.checkpointBytes)"])
+        // Back in its place by submission order, ahead of jobs submitted after it.
+        let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
+        queue.insert(id, at: position)
+        schedule()
+    }
+
+    /// Frees the transfer's slot and starts the next queued job (after the ended job's record
+    /// is written: callers defer it).
+    func transferEnded(_ id: String) {
+        running.remove(id)
+        generations[id] = nil
+        countedBytes[id] = nil
+        progressShown[id] = nil
+        schedule()
+    }
+}

@@ -1,0 +1,226 @@
+public import Foundation
+public import TransferProtocol
+import Logging
+import Metrics
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension TransferManager {
+    // MARK: - Requests
+
+    /// Accepts a download for `owner` (uid), whose process ran with `group` (gid) when known;
+    /// returns once its record is on disk.
+    public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
+        guard let result = await submit([params], owner: owner, group: group).first else {
+            throw RPCError(.internalError, "the submit produced no answer")
+        }
+        return try result.get()
+    }
+
+    /// Accepts several downloads for `owner` in one durable step: the records of every accepted
+    /// job are written together and synced once (one group commit). Returns each submit's job or
+    /// why it was refused, in order; a refused submit does not stop the others.
+    public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, RPCError>] {
+        let startedAt = MonotonicClock.nanoseconds()
+        defer { metrics.submitDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- startedAt) }
+        var results = [Result<Job, RPCError>](repeating: .failure(RPCError(.internalError, "not submitted")), count: batch.count)
+        // The host checks may resolve names: all done before the checks below, which run without
+        // a suspension point, so that nothing changes between them and the jobs' insertion.
+        var urls: [URL?] = []
+        for (index, params) in batch.enumerated() {
+            do {
+                let url = try SubmitValidator.validateURL(params.url)
+                try await engine.hosts.admit(url)
+                urls.append(url)
+            } catch {
+                results[index] = .failure(error)
+                urls.append(nil)
+            }
+        }
+        var accepted: [(index: Int, job: JobRecord, url: URL)] = []
+        var answersExisting = false
+        // One pass over the unfinished jobs for the whole batch: the owner's count, and who writes where.
+        var unfinished = 0
+        var busy: [String: String] = [:]
+        for other in jobs.values where !other.state.isTerminal {
+            if other.owner == owner { unfinished += 1 }
+            busy[other.destination] = other.id
+        }
+        for (index, params) in batch.enumerated() {
+            guard let url = urls[index] else { continue }
+            do {
+                switch try admit(params, url: url, owner: owner, group: group, unfinished: unfinished, busy: busy) {
+                case .existing(let job):
+                    answersExisting = true
+                    results[index] = .success(view(job))
+                case .new(let job, let url):
+                    jobs[job.id] = job
+                    unfinished += 1
+                    busy[job.destination] = job.id
+                    accepted.append((index, job, url))
+                }
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        var changes: [Journal.Change] = []
+        var encoded: [(index: Int, job: JobRecord, url: URL)] = []
+        for (index, job, url) in accepted {
+            do {
+                changes.append(.put(key: job.journalKey, value: try encode(job)))
+                encoded.append((index, job, url))
+            } catch {
+                jobs[job.id] = nil
+                results[index] = .failure(RPCError(.internalError, "the job could not be encoded (\(error)); it was not accepted"))
+            }
+        }
+        accepted = encoded
+        if !changes.isEmpty || answersExisting {
+            // A job answered as existing may still be syncing from its first submit: this waits for that too.
+            do {
+                try await journal.commit(changes)
+            } catch {
+                for (index, job, _) in accepted { jobs[job.id] = nil; results[index] = .failure(Self.notWritten(error)) }
+                for index in results.indices { if case .success = results[index] { results[index] = .failure(Self.notWritten(error)) } }
+                return results
+            }
+        }
+        for (index, job, url) in accepted {
+            logger(forJob: job.id).info("job accepted", metadata: ["url": "\(Redaction.url(url))", "destination": "\(job.destination)"])
+            // A cancel may have arrived while the record was syncing.
+            if let current = jobs[job.id], current.state == .queued {
+                emit(.queued, current)
+                queue.append(job.id)
+            }
+            results[index] = .success(view(jobs[job.id] ?? job))
+        }
+        schedule()
+        return results
+    }
+
+    private static func notWritten(_ error: any Error) -> RPCError {
+        RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
+    }
+
+    /// What checking one submit found: a job submitted before under the same id, or a new record.
+    enum Admission {
+        case existing(JobRecord)
+        case new(JobRecord, URL)
+    }
+
+    /// Checks one submit (whose `url` passed the host rules) against the rules, the owner's limit (`unfinished` jobs so far) and the
+    /// destinations already being written (`busy`), creating the destination's directories when
+    /// asked; returns the record to write, or the existing job its id names.
+    func admit(
+        _ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, busy: [String: String]
+    ) throws(RPCError) -> Admission {
+        guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
+        if let id = params.id {
+            try SubmitValidator.validateID(id)
+            if let existing = jobs[id] {
+                guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
+                    throw RPCError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                }
+                return .existing(existing)
+            }
+        }
+        try SubmitValidator.validateHeaders(params.headers ?? [:])
+        let overwrite = params.overwrite ?? false
+        let sha256 = try SubmitValidator.validateSHA256(params.sha256)
+        if let session = params.session { try SubmitValidator.validateSession(session) }
+        try SubmitValidator.validateRetryLimits(params.retry)
+        try SubmitValidator.validateSize(params.size)
+        let downloadOwner = DownloadOwner(uid: owner, gid: group)
+        if params.createDirectories == true {
+            try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
+        }
+        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
+        if let size = params.size {
+            try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
+        }
+        guard unfinished < configuration.maxJobsPerUser else {
+            throw RPCError(
+                .limitExceeded,
+                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
+                    + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
+        }
+        if let busyID = busy[params.destination] {
+            // Another user's job is never named: its id would let the caller follow someone else's work.
+            let mine = jobs[busyID]?.owner == owner
+            let who = mine ? "job \(busyID) is" : "another user's job is"
+            let fix = mine ? "wait for it or cancel it first" : "choose another destination"
+            throw RPCError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
+        }
+        let id = params.id ?? newJobID()
+        let job = JobRecord(
+            id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
+            headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
+            createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
+            retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
+        nextOrder += 1
+        return .new(job, url)
+    }
+
+    /// One job, or the caller's jobs in submission order, optionally filtered by state. Root
+    /// (uid 0) may see any job by id, and every user's jobs in the list with `all`.
+    public func status(id: String?, states: [JobState]?, caller: UInt32, all: Bool = false) throws(RPCError) -> [Job] {
+        if let id {
+            return [view(try visibleJob(id, caller: caller))]
+        }
+        guard !all || caller == 0 else {
+            throw RPCError(.notPermitted, "only root may list every user's jobs: leave out all (transferctl status --all) to list yours")
+        }
+        let wanted = states.map(Set.init)
+        return jobs.values
+            .filter { all || $0.owner == caller }
+            .filter { wanted?.contains($0.state) ?? true }
+            .sorted { $0.order < $1.order }
+            .map(view)
+    }
+
+    /// Cancels a queued or running job and removes its partial file.
+    public func cancel(id: String, caller: UInt32) async throws(RPCError) -> Job {
+        var job = try visibleJob(id, caller: caller)
+        guard !job.state.isTerminal else {
+            let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
+            throw RPCError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
+        }
+        if job.state == .running {
+            switch engine.cancel(jobID: id) {
+            case .cancelled:
+                break
+            case .landing:
+                throw RPCError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
+            case .notRunning:
+                throw RPCError(.jobFinished, "job \(id) has just ended; see transferctl status \(id) for how")
+            }
+        } else {
+            queue.removeAll { $0 == id }
+            retryTimers.removeValue(forKey: id)?.cancel()
+            engine.forget(jobID: id)
+            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+        }
+        job.state = .cancelled
+        job.finishedAt = Date()
+        let event = ended(&job)
+        jobs[id] = job
+        do {
+            try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
+        } catch {
+            throw RPCError(.internalError, "the cancellation could not be written to the journal (\(error))")
+        }
+        logger(forJob: id).info("job cancelled")
+        enqueue(event)
+        return view(job)
+    }
+
+    /// Returns once everything acknowledged so far is durable.
+    func sync() async throws(RPCError) {
+        do {
+            try await journal.sync()
+        } catch {
+            throw RPCError(.internalError, "the journal could not be synced (\(error))")
+        }
+    }
+}
