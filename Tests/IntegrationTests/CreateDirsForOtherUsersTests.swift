@@ -11,13 +11,7 @@ import Glibc
 @Suite("Creating directories for other users", .enabled(if: SecondUser.shared != nil, SecondUser.skipReason))
 struct CreateDirsForOtherUsersTests {
     private func start() async throws -> (TestDaemon, SecondUser) {
-        let user = try #require(SecondUser.shared)
-        let daemon = try TestDaemon()
-        chmod(daemon.directory, 0o755)
-        chmod(daemon.directory + "/out", 0o755)
-        try await daemon.start()
-        user.mayConnect(to: daemon)
-        return (daemon, user)
+        try await SecondUser.startDaemonServingBoth()
     }
 
     @Test func createdDirectoriesBelongToTheSubmitter() async throws {

@@ -10,15 +10,8 @@ import Glibc
 /// themselves, and the files are theirs.
 @Suite("Downloads for other users", .enabled(if: SecondUser.shared != nil, SecondUser.skipReason))
 struct SubmitterAccessTests {
-    /// A root daemon whose socket the second user may use; `out/` is root's, mode 0755.
     private func start() async throws -> (TestDaemon, SecondUser) {
-        let user = try #require(SecondUser.shared)
-        let daemon = try TestDaemon()
-        chmod(daemon.directory, 0o755)
-        chmod(daemon.directory + "/out", 0o755)
-        try await daemon.start()
-        user.mayConnect(to: daemon)
-        return (daemon, user)
+        try await SecondUser.startDaemonServingBoth()
     }
 
     private func directory(_ daemon: TestDaemon, _ name: String, owner: UInt32, group: UInt32, mode: mode_t) throws -> String {

@@ -41,6 +41,17 @@ struct SecondUser: Sendable {
         return (result.status, result.stdout, result.stderr)
     }
 
+    /// A root daemon whose socket the second user may use; `out/` is root's, mode 0755.
+    static func startDaemonServingBoth(name: String = #function) async throws -> (TestDaemon, SecondUser) {
+        let user = try #require(SecondUser.shared)
+        let daemon = try TestDaemon(name: name)
+        chmod(daemon.directory, 0o755)
+        chmod(daemon.directory + "/out", 0o755)
+        try await daemon.start()
+        user.mayConnect(to: daemon)
+        return (daemon, user)
+    }
+
     /// Lets this user connect to `daemon`'s socket: its group becomes the user's (the mode is 0660).
     func mayConnect(to daemon: TestDaemon) {
         chown(daemon.socketPath, 0, gid)
