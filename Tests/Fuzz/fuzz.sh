@@ -14,7 +14,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_CONFIG=${FUZZ_CONFIG:-release}
 # Apart from the plain build, so that instrumented objects never mix with its objects.
 FUZZ_DIR=.build-fuzz
-read -r -a targets <<<"${FUZZ_TARGETS:-FuzzRequestDecoder FuzzJournalRecovery}"
+read -r -a targets <<<"${FUZZ_TARGETS:-FuzzRequestDecoder FuzzJournalRecovery FuzzSubmitToEngine}"
 read -r -a extra_args <<<"${FUZZ_ARGS:-}"
 
 # libFuzzer ships with the swift.org toolchain for Linux (not with distribution clang packages).

@@ -53,6 +53,9 @@ final class Harness: Sendable {
             let journal = try Journal(directory: directory, logger: logger)
             var configuration = CoreConfiguration(maxJobsPerUser: 10_000_000, allowedRoots: AllowedRoots([directory]))
             configuration.diskReserveBytes = 0
+            // Finished jobs are forgotten after each input, so memory stays flat however long it runs.
+            configuration.finishedJobRetention = .zero
+            configuration.eventRetention = .zero
             manager = try TransferManager(journal: journal, engine: engine, configuration: configuration, logger: logger)
         } catch {
             fatalError("the fuzz harness cannot start its core: \(error)")
@@ -73,6 +76,7 @@ final class Harness: Sendable {
         } catch {
             check(!error.message.isEmpty, "a refusal without a message (\(error.code))")
         }
+        await manager.dropExpired(now: .distantFuture)
     }
 }
 
@@ -121,3 +125,21 @@ func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> S
     }
 }
 
+
+#if !FUZZING
+/// Without the fuzzer (a plain `swift build`): runs the inputs named as arguments, for example
+/// a crash file, through the same checks.
+@main
+enum ReplaySubmitInputs {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                print("cannot read \(path)")
+                exit(2)
+            }
+            _ = [UInt8](data).withUnsafeBytes { fuzzSubmitToEngine($0.baseAddress, $0.count) }
+            print("ok \(path)")
+        }
+    }
+}
+#endif
