@@ -36,10 +36,29 @@ skip() { say "SKIPPED: $*"; exit 0; }
 fail() {
     say "FAILED: $*"
     if [ -n "$LEADER" ] && kill -0 "$LEADER" 2>/dev/null; then
-        say "transferd's log in the container:"
-        inside journalctl --no-pager -n 60 -u transferd.service -u transferd.socket || true
+        diagnose || true
+        # Again, last: CI shows the end of the output.
+        say "FAILED: $*"
     fi
     exit 1
+}
+
+# What there is to know about the daemon when a check fails: its log, its unit's state, where
+# each of its threads waits, and what the test server was asked for.
+diagnose() {
+    say "transferd's log in the container:"
+    inside journalctl --no-pager -o short-precise -n 80 -u transferd.service -u transferd.socket
+    say "systemctl status transferd.service:"
+    inside systemctl status --no-pager --lines=0 transferd.service
+    local pid
+    pid=$(inside systemctl show -p MainPID --value transferd.service)
+    if [ -n "$pid" ] && [ "$pid" != 0 ]; then
+        say "the threads of transferd (PID $pid in the container): name, state, kernel wait channel"
+        inside sh -c "for t in /proc/$pid/task/*; do echo \"  \$(cat \$t/comm) \$(cut -d' ' -f3 \$t/stat) \$(cat \$t/wchan)\"; done"
+        inside cat "/proc/$pid/stack" 2>/dev/null | sed 's/^/  /'
+    fi
+    say "the test server's last requests:"
+    inside journalctl --no-pager -o short-precise -n 15 -u slow-http.service
 }
 
 # The Debian mirror apt uses here (deb822 or one-line sources), else deb.debian.org.
@@ -292,6 +311,8 @@ frozen=$(inside systemctl show -p MainPID --value transferd.service)
 inside kill -STOP "$frozen"
 new_pid() { pid=$(inside systemctl show -p MainPID --value transferd.service); [ "$pid" != 0 ] && [ "$pid" != "$frozen" ]; }
 wait_for "systemd's watchdog to replace the frozen daemon" 120 new_pid
+active() { [ "$(inside systemctl is-active transferd.service)" = active ]; }
+wait_for "the restarted daemon to tell systemd it is ready" 60 active
 inside journalctl --no-pager -o cat -u transferd.service | grep -qi "watchdog timeout" || fail "systemd did not log a watchdog timeout"
 wait_for "the watchdog download to land" 90 landed watchdog
 resumed watchdog || fail "the watchdog download did not resume from its offset"
