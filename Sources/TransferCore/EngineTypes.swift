@@ -149,7 +149,7 @@ public struct StoppedTransfer: Sendable, Equatable {
 }
 
 /// Why an attempt ended early, and whether trying again may help.
-struct TransferFailure: Sendable {
+struct TransferFailure: Sendable, Equatable {
     var error: JobError
     /// Whether a later attempt may succeed (network trouble, an overloaded server, a full disk).
     var retryable: Bool

@@ -9,39 +9,34 @@ import TransferProtocol
 import Glibc
 #endif
 
-extension EngineDelegate {
+extension TransferRunner {
     /// Verifies the file against the expected size and digests, syncs it and moves it to the
     /// destination, off the delegate queue.
     func land(_ context: TransferContext) {
-        let proceed: Bool = context.control.withLock { control in
-            guard control.phase == .active else { return false }
-            control.phase = .landing
-            return true
-        }
-        guard proceed else {
+        queues.assertOnDelegate()
+        guard context.move(from: [.active], to: .landing) else {
             completeStop(context)
             return
         }
-        let file = context.file
+        let file = context.sink.file
         let request = context.request
-        let bytes = context.offset
-        let digest = context.digest.current()
-        let announced = context.announcedDigest
-        ioQueue.async {
+        let bytes = context.attempt.offset
+        let digest = context.sink.digest.current()
+        let announced = context.attempt.announcedDigest
+        queues.onIO {
+            self.queues.assertOnIO()
             let sha256 = digest.sha256Hex
-            if let mismatch = Self.verify(file: file, bytes: bytes, sha256: sha256, digest: digest, announced: announced, request: request) {
-                self.fail(context, mismatch)
-                return
-            }
-            if let refused = Self.landingRefusal(file: file, request: request) {
+            if let refused = Landing.verify(file: file, bytes: bytes, sha256: sha256, digest: digest, announced: announced, request: request)
+                ?? Landing.refusal(file: file, request: request)
+            {
                 self.fail(context, refused)
                 return
             }
             do throws(FileIOError) {
                 // Partial files are private; the landed file gets the mode the daemon's umask allows.
-                guard fchmod(file.fd, 0o666 & ~Self.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
+                guard fchmod(file.fd, 0o666 & ~Landing.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
                 try FileIO.fsync(file.fd, path: file.path)
-                try Self.moveIntoPlace(file, named: FileIO.lastComponent(of: request.destination), overwrite: request.overwrite)
+                try Landing.moveIntoPlace(file, named: FileIO.lastComponent(of: request.destination), overwrite: request.overwrite)
                 try file.directory.sync()
                 self.events.yield(.completed(jobID: request.jobID, bytes: bytes, sha256: sha256))
             } catch {
@@ -53,13 +48,23 @@ extension EngineDelegate {
                         message: "\(request.destination) appeared while the download ran; it was left alone. "
                             + "Submit again with overwrite to replace it.")
                 } else {
-                    jobError = Self.diskFailure(error, writing: request.destination).error
+                    jobError = FailureClassifier.disk(error, writing: request.destination).error
                 }
                 self.events.yield(.failed(jobID: request.jobID, error: jobError))
             }
-            self.remove(context)
+            self.registry.remove(request.jobID)
         }
     }
+}
+
+/// Landing a finished file: the checks before it may replace anything, and the move into place.
+enum Landing {
+    /// The process's umask, read once (reading it means setting it, so never do it concurrently).
+    static let processUmask: mode_t = {
+        let mask = umask(0o022)
+        umask(mask)
+        return mask
+    }()
 
     /// Why a finished file must not land, if it must not: its size or digest differs from what
     /// the client expects or the server announced.
@@ -96,7 +101,7 @@ extension EngineDelegate {
     /// Why a finished file must not be moved to its destination, if it must not: its partial
     /// name no longer refers to it (someone who may write the directory replaced it), or the
     /// destination to overwrite belongs to another user in a sticky directory.
-    static func landingRefusal(file: PartialFile, request: TransferRequest) -> JobError? {
+    static func refusal(file: PartialFile, request: TransferRequest) -> JobError? {
         guard file.isInPlace else {
             return JobError(
                 code: "disk",

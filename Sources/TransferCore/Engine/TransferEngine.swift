@@ -18,7 +18,8 @@ import Glibc
 /// The engine never writes the journal: it reports `EngineEvent`s and the core decides.
 public final class TransferEngine: TransferDriving {
     private let session: URLSession
-    private let delegate: EngineDelegate
+    private let runner: TransferRunner
+    private let monitor: LimitsMonitor
     /// The host rules every submit, attempt and redirect is checked against; the daemon replaces
     /// them on reload.
     public let hosts: HostGuard
@@ -27,15 +28,13 @@ public final class TransferEngine: TransferDriving {
     public let events: AsyncStream<EngineEvent>
 
     public init(configuration: EngineConfiguration, hosts: HostGuard = HostGuard(), logger: Logger) {
-        _ = EngineDelegate.processUmask
+        _ = Landing.processUmask
         let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
         self.events = events
-        let queue = OperationQueue()
-        queue.name = "transferd.engine.delegate"
-        queue.maxConcurrentOperationCount = 1
-        let delegate = EngineDelegate(
-            configuration: configuration, hosts: hosts, queue: queue, logger: logger, events: continuation)
-        self.delegate = delegate
+        let queues = EngineQueues()
+        let runner = TransferRunner(configuration: configuration, hosts: hosts, queues: queues, logger: logger, events: continuation)
+        self.runner = runner
+        monitor = LimitsMonitor(runner: runner)
         self.hosts = hosts
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // No response cache (FoundationNetworking's would keep one under $HOME) and no cookies.
@@ -48,40 +47,40 @@ public final class TransferEngine: TransferDriving {
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         sessionConfiguration.timeoutIntervalForRequest = HTTPScheme.timeout(configuration.idleTimeout)
         sessionConfiguration.timeoutIntervalForResource = 7 * 24 * 3600
-        session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
-        delegate.session = session
+        session = URLSession(configuration: sessionConfiguration, delegate: SessionDelegate(runner: runner), delegateQueue: queues.delegate)
+        runner.session = session
     }
 
     /// Starts a transfer; its outcome arrives as events.
     public func start(_ request: TransferRequest) {
-        delegate.start(request)
+        runner.start(request)
     }
 
     /// Cancels a transfer and removes its partial file, unless it is already landing at its
     /// destination (it will complete) or has just ended.
     public func cancel(jobID: String) -> CancelOutcome {
-        delegate.cancel(jobID: jobID)
+        runner.cancel(jobID: jobID)
     }
 
     /// Drops what an interrupted transfer kept in memory for its next attempt (its job was
     /// cancelled or failed while waiting).
     public func forget(jobID: String) {
-        delegate.forget(jobID: jobID)
+        runner.registry.forget(jobID)
     }
 
     /// Stops every transfer, syncing each partial file, and returns how far each got.
     public func stopAll() async -> [String: StoppedTransfer] {
-        await delegate.stopAll()
+        await runner.stopAll()
     }
 
     /// Ends `events` after what was already reported; call once transfers are stopped.
     public func finishEvents() {
-        delegate.finishEvents()
+        runner.events.finish()
     }
 
     /// Live progress of a running transfer.
     public func progress(jobID: String) -> TransferProgress? {
-        delegate.progress(jobID: jobID)
+        runner.progress(jobID: jobID)
     }
 
     deinit {

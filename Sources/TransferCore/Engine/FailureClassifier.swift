@@ -2,24 +2,17 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Logging
-import Synchronization
 import TransferProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
 
-extension EngineDelegate {
-    /// The process's umask, read once (reading it means setting it, so never do it concurrently).
-    static let processUmask: mode_t = {
-        let mask = umask(0o022)
-        umask(mask)
-        return mask
-    }()
-
+/// Which failures a later attempt may cure and which end the job, with messages that say the
+/// cause and the fix. Pure: it only reads what it is given.
+enum FailureClassifier {
     /// A failed disk operation: a full disk or quota may be freed (the job waits and retries);
     /// anything else (EIO, a read-only filesystem, permissions) fails the job.
-    static func diskFailure(_ error: FileIOError, writing path: String) -> TransferFailure {
+    static func disk(_ error: FileIOError, writing path: String) -> TransferFailure {
         let hint: String
         switch error.errno {
         case ENOSPC, EDQUOT:
@@ -33,19 +26,23 @@ extension EngineDelegate {
         return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (\(hint))"))
     }
 
+    /// A destination that may no longer be written (a root was removed from the configuration, a
+    /// symbolic link or a foreign file appeared, the owner lost access): the job fails.
+    static func refusal(_ error: DestinationError, destination: String) -> TransferFailure {
+        .permanent(JobError(code: "disk", message: "cannot write \(destination): \(error.message)"))
+    }
+
     /// An answer other than 200, 206 or 416: retried when the server is overloaded or restarting,
     /// otherwise the job fails.
-    static func statusFailure(_ response: HTTPURLResponse, url: URL) -> TransferFailure {
-        let status = response.statusCode
+    static func status(_ status: Int, retryAfter: String?, url: URL) -> TransferFailure {
         let reason = HTTPURLResponse.localizedString(forStatusCode: status)
         let what = "the server answered \(status) (\(reason)) for \(Redaction.url(url))"
         if HTTPStatusClass.isTransient(status) {
-            let retryAfter = RetryAfter.seconds(response.value(forHTTPHeaderField: "Retry-After"))
-            return .transient(JobError(code: "http_status", message: what, httpStatus: status), retryAfter: retryAfter)
+            return .transient(JobError(code: "http_status", message: what, httpStatus: status), retryAfter: RetryAfter.seconds(retryAfter))
         }
         let fix: String
         switch status {
-        case 401, 403: fix = "check the credentials (--header 'Authorization: …') and that you may fetch it"
+        case 401, 403: fix = "check the credentials (an Authorization header) and that you may fetch it"
         case 404, 410: fix = "check the URL"
         default: fix = "check the URL and the request headers"
         }
@@ -54,15 +51,13 @@ extension EngineDelegate {
 
     /// A request that failed without an HTTP answer. Network trouble is retried; TLS and URL
     /// problems are not.
-    static func networkFailure(_ error: any Error, context: TransferContext) -> TransferFailure {
-        let host = context.request.url.host ?? "the server"
+    static func network(_ error: any Error, url: URL, idleTimeout: Double) -> TransferFailure {
+        let host = url.host ?? "the server"
         let description = (error as NSError).localizedDescription
         switch (error as? URLError)?.code {
         case .timedOut:
             return .transient(
-                JobError(
-                    code: "timeout",
-                    message: "\(host) sent nothing for \(Int(context.request.limits.idleTimeout)) s (the idle timeout, idle_timeout_seconds)"))
+                JobError(code: "timeout", message: "\(host) sent nothing for \(Int(idleTimeout)) s (the idle timeout, idle_timeout_seconds)"))
         case .cannotFindHost, .dnsLookupFailed:
             return .transient(JobError(code: "dns", message: "cannot resolve \(host): check the host name and this machine's DNS settings"))
         case .cannotConnectToHost:
@@ -81,7 +76,7 @@ extension EngineDelegate {
         case .cannotParseResponse, .badServerResponse:
             return .permanent(JobError(code: "protocol", message: "\(host) sent an answer that is not valid HTTP: \(description)"))
         case .badURL, .unsupportedURL:
-            return .permanent(JobError(code: "unsupported_url", message: "\(Redaction.url(context.request.url)) cannot be fetched: \(description)"))
+            return .permanent(JobError(code: "unsupported_url", message: "\(Redaction.url(url)) cannot be fetched: \(description)"))
         default:
             // libcurl reports response headers beyond its 100 KiB limit as "out of memory".
             if description.localizedCaseInsensitiveContains("out of memory") {
@@ -93,14 +88,5 @@ extension EngineDelegate {
             }
             return .transient(JobError(code: "network", message: "the transfer from \(host) failed: \(description)"))
         }
-    }
-
-    /// A strong ETag, else a Last-Modified date (strong enough for If-Range per RFC 9110 when
-    /// it is at least a second older than the response's Date; we accept it as the server's word).
-    static func strongValidator(_ response: HTTPURLResponse) -> String? {
-        if let etag = response.value(forHTTPHeaderField: "ETag"), etag.hasPrefix("\"") {
-            return etag
-        }
-        return response.value(forHTTPHeaderField: "Last-Modified")
     }
 }

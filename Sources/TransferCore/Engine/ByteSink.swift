@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a transfer's body goes: the partial file, its running digest, the durable checkpoints,
+/// the live progress and rate, and the size of the next segment.
+///
+/// `@unchecked Sendable`: the plain stored properties are used only on the engine's delegate
+/// queue; status readers on other threads use the atomics.
+final class ByteSink: @unchecked Sendable {
+    let file: PartialFile
+    /// The digests of the partial file's bytes so far.
+    let digest: StreamingDigest
+    /// Bytes written so far, for status readers on other threads.
+    let progress: Atomic<Int64>
+    let rate = Atomic<Int64>(0)
+    let checkpointInFlight = Atomic<Bool>(false)
+    /// Bumped whenever the partial file is cut back to 0, so a sync that was running for the
+    /// old contents does not report them as a checkpoint of the new ones.
+    let generation = Atomic<Int>(0)
+    private(set) var lastCheckpointOffset: Int64
+    private var lastCheckpointTime: UInt64
+    private var rateSampleTime: UInt64
+    private var rateSampleOffset: Int64
+    /// The largest delegate-queue backlog seen during the current segment.
+    private var segmentPeakBacklog = 0
+    /// Chunks received, to sample the backlog on some of them only.
+    private var chunks: UInt = 0
+
+    init(file: PartialFile, offset: Int64, digest: FileDigest) {
+        self.file = file
+        self.digest = StreamingDigest(digest)
+        self.progress = Atomic(offset)
+        self.lastCheckpointOffset = offset
+        let now = MonotonicClock.nanoseconds()
+        self.lastCheckpointTime = now
+        self.rateSampleTime = now
+        self.rateSampleOffset = offset
+    }
+
+    /// Appends `data` to the partial file and hands it to the digest.
+    func write(_ data: Data) throws(FileIOError) {
+        var failure: FileIOError?
+        data.withUnsafeBytes { raw in
+            do throws(FileIOError) {
+                try FileIO.writeAll(file.fd, raw, path: file.path)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        digest.feed(data)
+    }
+
+    /// Records that the file now holds `offset` bytes; samples the rate once a second. Returns
+    /// whether a checkpoint is due: every half of `checkpointBytes`, so that while one syncs the
+    /// bytes not yet durable stay within `checkpointBytes` (what a crash may cost), or after
+    /// `intervalNanoseconds`.
+    func advanced(to offset: Int64, now: UInt64, checkpointBytes: Int64, intervalNanoseconds: UInt64) -> Bool {
+        progress.store(offset, ordering: .relaxed)
+        if now &- rateSampleTime >= 1_000_000_000 {
+            let elapsed = Double(now &- rateSampleTime) / 1e9
+            rate.store(Int64(Double(offset - rateSampleOffset) / elapsed), ordering: .relaxed)
+            rateSampleTime = now
+            rateSampleOffset = offset
+        }
+        return offset - lastCheckpointOffset >= checkpointBytes / 2 || now &- lastCheckpointTime >= intervalNanoseconds
+    }
+
+    /// Cuts the partial file back to 0 and starts a new generation and new digests.
+    func startOver() throws(FileIOError) {
+        try file.truncate(to: 0)
+        generation.add(1, ordering: .sequentiallyConsistent)
+        progress.store(0, ordering: .relaxed)
+        lastCheckpointOffset = 0
+        rateSampleOffset = 0
+        digest.reset(to: FileDigest())
+    }
+
+    /// Hashes with SHA-512 too from now on, when nothing has been hashed without it.
+    func hashSHA512() {
+        if digest.current().sha512 == nil { digest.reset(to: FileDigest(withSHA512: true)) }
+    }
+
+    /// Syncs the partial file on `queue`, then calls `synced` with the offset now durable, unless
+    /// a sync is running already.
+    func checkpoint(offset: Int64, now: UInt64, on queue: DispatchQueue, logger: Logger, synced: @escaping @Sendable (Int64, Int) -> Void) {
+        guard !checkpointInFlight.exchange(true, ordering: .acquiring) else { return }
+        lastCheckpointOffset = offset
+        lastCheckpointTime = now
+        let file = file
+        let generation = generation.load(ordering: .sequentiallyConsistent)
+        queue.async {
+            if Glibc.fdatasync(file.fd) == 0 {
+                synced(offset, generation)
+            } else {
+                logger.warning("cannot sync a partial file", metadata: ["error": "\(FileIOError("fdatasync", file.path))"])
+            }
+            self.checkpointInFlight.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Syncs the partial file now; returns the bytes durable: `offset`, or the last checkpoint
+    /// when the sync fails.
+    func syncNow(offset: Int64) -> (kept: Int64, synced: Bool) {
+        Glibc.fdatasync(file.fd) == 0 ? (offset, true) : (lastCheckpointOffset, false)
+    }
+
+    /// Notes the backlog on every 8th chunk (it moves slowly relative to single chunks) and
+    /// returns it then, else nil.
+    func sampleBacklog(delegateBacklog: () -> Int) -> Int? {
+        chunks &+= 1
+        guard chunks & 7 == 0 else { return nil }
+        let backlog = delegateBacklog() + digest.pending
+        if backlog > segmentPeakBacklog { segmentPeakBacklog = backlog }
+        return backlog
+    }
+
+    /// A new segment begins.
+    func segmentStarted() {
+        segmentPeakBacklog = 0
+    }
+
+    /// The next segment's size: doubled while the disk kept up with the network, halved when
+    /// chunks piled up.
+    func nextSegmentBytes(after current: Int64, bounds: ClosedRange<Int64>, highWater: Int) -> Int64 {
+        if segmentPeakBacklog < highWater / 4 { return min(current * 2, bounds.upperBound) }
+        if segmentPeakBacklog > highWater { return max(current / 2, bounds.lowerBound) }
+        return current
+    }
+}

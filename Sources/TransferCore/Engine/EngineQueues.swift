@@ -1,0 +1,45 @@
+import Dispatch
+import Foundation
+
+/// The queues the engine's parts run on. Each part checks at run time that it is on its own:
+///
+/// - the delegate queue (serial): URLSession's callbacks and every decision about a transfer, one
+///   at a time, so a transfer's state needs no lock there;
+/// - the I/O queue (concurrent): what blocks — opening destinations, reading a prefix to hash,
+///   resolving names for the host rules, syncing partial files, landing.
+///
+/// `@unchecked Sendable`: both queues are thread-safe; the references never change.
+final class EngineQueues: @unchecked Sendable {
+    /// URLSession's delegate queue; its operations run on `delegateDispatch`.
+    let delegate: OperationQueue
+    let delegateDispatch = DispatchQueue(label: "transferd.engine.delegate")
+    let io = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
+
+    init() {
+        delegate = OperationQueue()
+        delegate.name = "transferd.engine.delegate"
+        delegate.maxConcurrentOperationCount = 1
+        delegate.underlyingQueue = delegateDispatch
+    }
+
+    /// Runs `work` on the delegate queue, after what is queued there.
+    func onDelegate(_ work: @escaping @Sendable () -> Void) {
+        delegate.addOperation(work)
+    }
+
+    /// Runs `work` on the I/O queue.
+    func onIO(_ work: @escaping @Sendable () -> Void) {
+        io.async(execute: work)
+    }
+
+    /// Operations waiting on the delegate queue: received chunks pile up there when the disk is slow.
+    var delegateBacklog: Int { delegate.operationCount }
+
+    func assertOnDelegate() {
+        dispatchPrecondition(condition: .onQueue(delegateDispatch))
+    }
+
+    func assertOnIO() {
+        dispatchPrecondition(condition: .onQueue(io))
+    }
+}

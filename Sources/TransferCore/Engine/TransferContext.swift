@@ -1,0 +1,66 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// One running transfer inside the engine: its request, its attempt's decisions, its partial
+/// file, and how other threads may stop it.
+///
+/// `@unchecked Sendable`: `attempt` and `stallWindow` are read and written only on the engine's
+/// delegate queue; what other threads read or change is in `control` (locked) or in the sink's atomics.
+final class TransferContext: @unchecked Sendable {
+    /// Why the transfer is not simply running.
+    enum Phase: Equatable {
+        case active
+        /// Cancelled to let the disk catch up; continues with a ranged request.
+        case pausing
+        /// Cancelled by the user: the partial file is removed.
+        case cancelling
+        /// Stopped for shutdown: the partial file is synced and kept.
+        case stopping
+        /// Moving the file into place: it can no longer be cancelled.
+        case landing
+    }
+
+    struct Control {
+        var phase: Phase = .active
+        var task: URLSessionDataTask?
+    }
+
+    let request: TransferRequest
+    let control = Mutex(Control())
+    /// What the attempt decided so far.
+    var attempt: DownloadAttempt
+    let sink: ByteSink
+    /// The start of the window the low-speed limit measures: a time and the offset then.
+    var stallWindow: (start: UInt64, offset: Int64)
+
+    init(request: TransferRequest, attempt: DownloadAttempt, sink: ByteSink) {
+        self.request = request
+        self.attempt = attempt
+        self.sink = sink
+        self.stallWindow = (MonotonicClock.nanoseconds(), attempt.offset)
+    }
+
+    var phase: Phase { control.withLock { $0.phase } }
+
+    /// Moves from one phase to another, if the transfer is in one of `from`; returns whether it did.
+    func move(from: Set<Phase>, to phase: Phase, cancellingTask: Bool = false) -> Bool {
+        control.withLock { control in
+            guard from.contains(control.phase) else { return false }
+            control.phase = phase
+            if cancellingTask { control.task?.cancel() }
+            return true
+        }
+    }
+
+    /// Cancels the request out, if the transfer is active.
+    func cancelRequest() {
+        control.withLock { control in
+            if control.phase == .active { control.task?.cancel() }
+        }
+    }
+}
+
+extension TransferContext.Phase: Hashable {}

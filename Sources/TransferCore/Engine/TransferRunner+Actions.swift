@@ -1,0 +1,170 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Synchronization
+import TransferProtocol
+
+extension TransferRunner {
+    // MARK: - Carrying out decisions (delegate queue)
+
+    /// Carries out an attempt's actions in order. When one that touches the disk fails, the
+    /// attempt decides again and its new actions replace the rest. While `answering` a response,
+    /// returns the answer (`.allow` only when the attempt accepts the body).
+    @discardableResult
+    func perform(_ actions: [DownloadAttempt.Action], _ context: TransferContext, answering: Bool = false) -> URLSession.ResponseDisposition {
+        queues.assertOnDelegate()
+        var pending = actions[...]
+        var disposition = URLSession.ResponseDisposition.cancel
+        while let action = pending.popFirst() {
+            switch action {
+            case .acceptBody:
+                disposition = .allow
+            case .cancelRequest:
+                // A response's own answer cancels its request; elsewhere the task is cancelled.
+                if answering { disposition = .cancel } else { context.cancelRequest() }
+            case .startOver(let reason):
+                do throws(FileIOError) {
+                    try context.sink.startOver()
+                    context.request.logger.info("starting the download over from byte 0", metadata: ["reason": "\(reason)"])
+                } catch {
+                    let failure = FailureClassifier.disk(error, writing: context.sink.file.path)
+                    pending = context.attempt.startOverFailed(failure, answering: answering)[...]
+                }
+            case .hashSHA512:
+                context.sink.hashSHA512()
+            case .report(let report):
+                events.yield(
+                    .responded(
+                        jobID: context.request.jobID, totalBytes: report.totalBytes, validator: report.validator,
+                        startOffset: report.startOffset, partialInode: context.sink.file.inode,
+                        generation: context.sink.generation.load(ordering: .sequentiallyConsistent),
+                        finalURL: report.finalURL.map(Redaction.url)))
+            case .send(let plan):
+                send(plan, context)
+            case .checkRedirect(let target):
+                checkRedirect(context, target)
+            case .nextSegment:
+                // One segment done: size the next one by how much piled up during this one.
+                context.attempt.segmentBytes = context.sink.nextSegmentBytes(
+                    after: context.attempt.segmentBytes, bounds: configuration.segmentBytes, highWater: configuration.backlogHighWater)
+                resumeWhenDrained(context)
+            case .land:
+                land(context)
+            case .retryLater(let failure):
+                interrupt(context, failure)
+            case .fail(let error):
+                fail(context, error)
+            }
+        }
+        return disposition
+    }
+
+    /// Sends a request, unless the transfer was stopped or cancelled meanwhile.
+    func send(_ plan: DownloadAttempt.RequestPlan, _ context: TransferContext) {
+        guard let session else { return }
+        let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
+        task.taskDescription = context.request.jobID
+        context.sink.segmentStarted()
+        context.stallWindow = (MonotonicClock.nanoseconds(), context.attempt.offset)
+        let proceed: Bool = context.control.withLock { control in
+            guard control.phase == .active else { return false }
+            control.task = task
+            return true
+        }
+        guard proceed else {
+            completeStop(context)
+            return
+        }
+        registry.register(task: task.taskIdentifier, for: context)
+        task.resume()
+    }
+
+    /// Checks a redirect's target against the host rules on the I/O queue (its name may need
+    /// resolving), then asks it, unless the transfer was stopped meanwhile.
+    func checkRedirect(_ context: TransferContext, _ target: URL) {
+        queues.onIO {
+            let refused = TransferPreparation.hostFailure(for: target, hosts: self.hosts)
+            self.queues.onDelegate {
+                guard context.phase == .active else {
+                    self.completeStop(context)
+                    return
+                }
+                self.perform(context.attempt.redirectChecked(target, refused: refused), context)
+            }
+        }
+    }
+
+    /// Waits, off the delegate queue, for the chunk backlog to drain, then continues with a ranged
+    /// request (after a pause, or for the next segment).
+    func resumeWhenDrained(_ context: TransferContext) {
+        queues.assertOnDelegate()
+        guard queues.delegateBacklog <= configuration.backlogLowWater else {
+            queues.io.asyncAfter(deadline: .now() + .milliseconds(2)) {
+                self.queues.onDelegate { self.resumeWhenDrained(context) }
+            }
+            return
+        }
+        guard context.move(from: [.pausing, .active], to: .active) else {
+            completeStop(context)
+            return
+        }
+        context.request.logger.debug("continuing a paused transfer", metadata: ["offset": "\(context.attempt.offset)"])
+        perform(context.attempt.proceed(), context)
+    }
+
+    // MARK: - Endings
+
+    /// Ends a transfer that was cancelled or stopped for shutdown.
+    func completeStop(_ context: TransferContext) {
+        switch context.phase {
+        case .cancelling: finishCancelled(context)
+        default: finishStopped(context)
+        }
+    }
+
+    func finishCancelled(_ context: TransferContext) {
+        context.sink.file.unlink()
+        events.yield(.stopped(jobID: context.request.jobID, bytes: 0))
+        registry.remove(context.request.jobID)
+    }
+
+    func finishStopped(_ context: TransferContext) {
+        let (kept, _) = context.sink.syncNow(offset: context.attempt.offset)
+        // Recorded here too (not only as an event), so a shutdown records what a resume needs even
+        // when the core has not yet applied earlier events.
+        let stopped = StoppedTransfer(bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes)
+        registry.recordStopped(context.request.jobID, stopped)
+        events.yield(.stopped(jobID: context.request.jobID, bytes: kept))
+        registry.remove(context.request.jobID)
+    }
+
+    /// Syncs the partial file and reports how far it got, for a later attempt to continue.
+    func interrupt(_ context: TransferContext, _ failure: TransferFailure) {
+        let (kept, synced) = context.sink.syncNow(offset: context.attempt.offset)
+        let jobID = context.request.jobID
+        if synced {
+            registry.suspend(
+                jobID,
+                SuspendedDigest(
+                    bytes: kept, inode: context.sink.file.inode, digest: context.sink.digest.current(),
+                    announcedDigest: context.attempt.announcedDigest))
+        }
+        context.request.logger.info("transfer interrupted", metadata: ["bytes": "\(kept)", "error": "\(failure.error.message)"])
+        events.yield(
+            .interrupted(
+                jobID: jobID, error: failure.error,
+                kept: StoppedTransfer(bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes),
+                retryAfter: failure.retryAfter))
+        registry.remove(jobID)
+    }
+
+    func fail(_ context: TransferContext, _ error: JobError) {
+        registry.forget(context.request.jobID)
+        context.sink.file.unlink()
+        context.request.logger.warning("transfer failed", metadata: ["error": "\(error.message)"])
+        events.yield(.failed(jobID: context.request.jobID, error: error))
+        registry.remove(context.request.jobID)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Synchronization
+import TransferProtocol
+
+extension TransferRunner {
+    // MARK: - URLSession's callbacks (delegate queue), forwarded by SessionDelegate
+
+    func received(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
+        queues.assertOnDelegate()
+        guard let context = registry.context(forTask: task.taskIdentifier) else { return .cancel }
+        let answer = RequestBuilder.response(response, file: context.sink.file)
+        return perform(context.attempt.respond(answer), context, answering: true)
+    }
+
+    /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.
+    func received(_ data: Data, task: URLSessionDataTask) {
+        guard let context = registry.context(forTask: task.taskIdentifier) else { return }
+        let phase = context.phase
+        guard phase == .active || phase == .pausing || phase == .stopping, context.attempt.acceptsBody else { return }
+        do throws(FileIOError) {
+            try context.sink.write(data)
+        } catch {
+            perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
+            task.cancel()
+            return
+        }
+        context.attempt.wrote(data.count)
+        let offset = context.attempt.offset
+        if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
+        let now = MonotonicClock.nanoseconds()
+        if context.sink.advanced(
+            to: offset, now: now, checkpointBytes: configuration.checkpointBytes, intervalNanoseconds: checkpointIntervalNanoseconds)
+        {
+            let jobID = context.request.jobID
+            context.sink.checkpoint(offset: offset, now: now, on: queues.io, logger: context.request.logger) { bytes, generation in
+                self.events.yield(.checkpoint(jobID: jobID, bytes: bytes, generation: generation))
+            }
+        }
+        guard let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog }) else { return }
+        // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
+        if phase == .active, context.attempt.status == 206, context.attempt.validator != nil, backlog > configuration.backlogHighWater,
+            context.move(from: [.active], to: .pausing, cancellingTask: true)
+        {
+            context.request.logger.debug(
+                "pausing a transfer while the disk catches up", metadata: ["offset": "\(offset)", "backlog": "\(queues.delegateBacklog)"])
+        }
+    }
+
+    /// FoundationNetworking is told never to follow a redirect itself: its completion handler must
+    /// be called before anything cancels the task, or it traps, so it cannot wait for a host check
+    /// that may resolve a name. The attempt judges the redirect; once the 3xx answer is done, the
+    /// target is checked against the host rules and asked with a new request.
+    func redirected(_ response: HTTPURLResponse, to request: URLRequest, task: URLSessionTask) {
+        queues.assertOnDelegate()
+        guard let context = registry.context(forTask: task.taskIdentifier), let target = request.url else { return }
+        context.attempt.redirected(
+            DownloadAttempt.Redirect(
+                from: response.url ?? context.request.url, target: target, location: response.value(forHTTPHeaderField: "Location")))
+    }
+
+    func completed(_ task: URLSessionTask, error: (any Error)?) {
+        queues.assertOnDelegate()
+        guard let context = registry.unregister(task: task.taskIdentifier) else { return }
+        context.control.withLock { $0.task = nil }
+        switch context.phase {
+        case .pausing:
+            resumeWhenDrained(context)
+        case .cancelling:
+            finishCancelled(context)
+        case .stopping:
+            finishStopped(context)
+        case .landing:
+            return
+        case .active:
+            let failure = error.map { FailureClassifier.network($0, url: context.request.url, idleTimeout: context.request.limits.idleTimeout) }
+            perform(context.attempt.requestEnded(failure), context)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Synchronization
+import TransferProtocol
+
+/// Runs transfers: starts them, carries out what each attempt decides (`perform`), and reports
+/// how they end. The decisions are `DownloadAttempt`'s; the URLSession callbacks arrive through
+/// `SessionDelegate` (see `TransferRunner+Callbacks`).
+///
+/// `@unchecked Sendable`: `session` is set once right after init, before any task exists;
+/// everything else is immutable or thread-safe (`TransferRegistry`, `EngineQueues`).
+final class TransferRunner: @unchecked Sendable {
+    let configuration: EngineConfiguration
+    let hosts: HostGuard
+    let queues: EngineQueues
+    let registry = TransferRegistry()
+    let logger: Logger
+    let events: AsyncStream<EngineEvent>.Continuation
+    weak var session: URLSession?
+    let checkpointIntervalNanoseconds: UInt64
+
+    init(configuration: EngineConfiguration, hosts: HostGuard, queues: EngineQueues, logger: Logger, events: AsyncStream<EngineEvent>.Continuation) {
+        self.configuration = configuration
+        self.hosts = hosts
+        self.queues = queues
+        self.logger = logger
+        self.events = events
+        let interval = configuration.checkpointInterval.components
+        self.checkpointIntervalNanoseconds =
+            UInt64(max(interval.seconds, 0)) * 1_000_000_000 + UInt64(max(interval.attoseconds, 0) / 1_000_000_000)
+    }
+
+    // MARK: - Control from the core
+
+    /// Checks the host, opens the partial file and restores its digest on the I/O queue, then begins.
+    func start(_ request: TransferRequest) {
+        let suspended = registry.beginStarting(request.jobID)
+        queues.onIO {
+            let outcome = TransferPreparation.run(request, hosts: self.hosts, suspended: suspended)
+            self.queues.onDelegate { self.begin(request, outcome, suspended: suspended) }
+        }
+    }
+
+    func cancel(jobID: String) -> CancelOutcome {
+        guard let found = registry.cancelTarget(jobID) else { return .notRunning }
+        guard let context = found else { return .cancelled }
+        return context.control.withLock { control in
+            switch control.phase {
+            case .landing: return .landing
+            case .cancelling: return .cancelled
+            case .stopping: return .notRunning
+            case .active, .pausing:
+                control.phase = .cancelling
+                control.task?.cancel()
+                return .cancelled
+            }
+        }
+    }
+
+    func stopAll() async -> [String: StoppedTransfer] {
+        for context in registry.beginStoppingAll() {
+            _ = context.move(from: [.active, .pausing], to: .stopping, cancellingTask: true)
+        }
+        return await registry.waitUntilIdle()
+    }
+
+    func progress(jobID: String) -> TransferProgress? {
+        guard let context = registry.context(forJob: jobID) else { return nil }
+        return TransferProgress(
+            bytes: context.sink.progress.load(ordering: .relaxed), bytesPerSecond: context.sink.rate.load(ordering: .relaxed))
+    }
+
+    // MARK: - Beginning (delegate queue)
+
+    /// Decides whether a prepared transfer runs, then sends its first request.
+    func begin(_ request: TransferRequest, _ outcome: TransferPreparation.Outcome, suspended: SuspendedDigest?) {
+        queues.assertOnDelegate()
+        var prepared: TransferPreparation.PreparedFile?
+        if case .opened(.success(let file)) = outcome { prepared = file }
+        let stoppedAs = prepared.map { StoppedTransfer(bytes: $0.offset, validator: request.validator, totalBytes: request.totalBytes) }
+        let (admission, context) = registry.admit(request.jobID, stoppedAs: stoppedAs) {
+            prepared.map { makeContext(request, $0) }
+        }
+        switch admission {
+        case .cancelled:
+            switch outcome {
+            case .opened(.success(let prepared)): prepared.file.unlink()
+            case .opened(.failure(let failure)): failure.removePartialFile(request)
+            case .refused: PartialFile.remove(request.partialPath, roots: request.allowedRoots)
+            }
+            events.yield(.stopped(jobID: request.jobID, bytes: 0))
+        case .stopping:
+            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? 0))
+        case .run:
+            if let context {
+                perform(context.attempt.proceed(), context)
+                return
+            }
+            refuse(request, outcome, suspended: suspended)
+        }
+        registry.releaseStopWaitersIfIdle()
+    }
+
+    private func makeContext(_ request: TransferRequest, _ prepared: TransferPreparation.PreparedFile) -> TransferContext {
+        let settings = DownloadAttempt.Settings(
+            url: request.url, expectedSize: request.expectedSize, diskReserveBytes: request.diskReserveBytes,
+            maxRedirects: configuration.maxRedirects, idleTimeoutSeconds: request.limits.idleTimeout)
+        let attempt = DownloadAttempt(
+            settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
+            announcedDigest: prepared.announcedDigest, segmentBytes: configuration.segmentBytes.lowerBound)
+        let sink = ByteSink(file: prepared.file, offset: prepared.offset, digest: prepared.digest)
+        return TransferContext(request: request, attempt: attempt, sink: sink)
+    }
+
+    /// A transfer that could not begin: the host rules refused it or its file could not be prepared.
+    private func refuse(_ request: TransferRequest, _ outcome: TransferPreparation.Outcome, suspended: SuspendedDigest?) {
+        switch outcome {
+        case .opened(.success):
+            return
+        case .opened(.failure(let prepareFailure)):
+            let failure = prepareFailure.failure
+            if failure.retryable {
+                events.yield(
+                    .interrupted(
+                        jobID: request.jobID, error: failure.error,
+                        kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: request.totalBytes), retryAfter: nil))
+            } else {
+                prepareFailure.removePartialFile(request)
+                events.yield(.failed(jobID: request.jobID, error: failure.error))
+            }
+        case .refused(let failure):
+            if failure.retryable {
+                // The name did not resolve: the partial file stays as it was for the next attempt.
+                if let suspended { registry.suspend(request.jobID, suspended) }
+                let kept = StoppedTransfer(
+                    bytes: request.validator == nil ? 0 : request.resumeFrom, validator: request.validator, totalBytes: request.totalBytes)
+                events.yield(.interrupted(jobID: request.jobID, error: failure.error, kept: kept, retryAfter: nil))
+            } else {
+                PartialFile.remove(request.partialPath, roots: request.allowedRoots)
+                request.logger.warning("transfer refused by the host rules", metadata: ["error": "\(failure.error.message)"])
+                events.yield(.failed(jobID: request.jobID, error: failure.error))
+            }
+        }
+    }
+}
