@@ -167,3 +167,11 @@ public struct TransferProgress: Sendable {
     public var bytes: Int64
     public var bytesPerSecond: Int64
 }
+
+/// What an interrupted transfer leaves in memory for its next attempt in this run.
+struct SuspendedDigest: Sendable {
+    var bytes: Int64
+    var inode: UInt64
+    var digest: FileDigest
+    var announcedDigest: AnnouncedDigest?
+}

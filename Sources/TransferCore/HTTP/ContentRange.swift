@@ -48,11 +48,3 @@ struct ContentRange: Equatable {
         return Int64(text)
     }
 }
-
-/// What an interrupted transfer leaves in memory for its next attempt in this run.
-struct SuspendedDigest: Sendable {
-    var bytes: Int64
-    var inode: UInt64
-    var digest: FileDigest
-    var announcedDigest: AnnouncedDigest?
-}

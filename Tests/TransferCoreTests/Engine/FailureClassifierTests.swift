@@ -1,0 +1,68 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TransferProtocol
+@testable import TransferCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Failure classification: what is retried, and what the message says to do")
+struct FailureClassifierTests {
+    static let url = URL(string: "https://user:secret@example.test/f")!
+
+    @Test(arguments: [(ENOSPC, "disk_full", true), (EDQUOT, "disk_full", true), (EACCES, "disk", false), (EPERM, "disk", false),
+        (ENOENT, "disk", false), (EROFS, "disk", false), (EIO, "disk", false)])
+    func diskErrors(errno: Int32, code: String, retried: Bool) {
+        let failure = FailureClassifier.disk(FileIOError("write", "/d/f.part", errno: errno), writing: "/d/f.part")
+        #expect(failure.error.code == code && failure.retryable == retried)
+        #expect(failure.error.message.contains("/d/f.part"))
+    }
+
+    @Test func diskMessagesSayWhatToDo() {
+        let hints: [Int32: String] = [
+            ENOSPC: "free some space", EACCES: "writable", ENOENT: "create it again", EROFS: "read-only", EIO: "dmesg",
+        ]
+        for (errno, hint) in hints {
+            #expect(FailureClassifier.disk(FileIOError("write", "/x", errno: errno), writing: "/x").error.message.contains(hint))
+        }
+    }
+
+    @Test func statusClasses() {
+        for status in [408, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524] {
+            let failure = FailureClassifier.status(status, retryAfter: "5", url: Self.url)
+            #expect(failure.retryable && failure.retryAfter == 5 && failure.error.httpStatus == status)
+        }
+        for status in [300, 304, 400, 401, 403, 404, 405, 410, 418, 451, 501, 505, 599] {
+            let failure = FailureClassifier.status(status, retryAfter: "5", url: Self.url)
+            #expect(!failure.retryable && failure.retryAfter == nil && failure.error.code == "http_status")
+        }
+        #expect(FailureClassifier.status(401, retryAfter: nil, url: Self.url).error.message.contains("credentials"))
+        #expect(FailureClassifier.status(404, retryAfter: nil, url: Self.url).error.message.contains("check the URL"))
+        #expect(!FailureClassifier.status(404, retryAfter: nil, url: Self.url).error.message.contains("secret"), "credentials are redacted")
+    }
+
+    @Test func networkErrors() {
+        let cases: [(URLError.Code, String, Bool)] = [
+            (.timedOut, "timeout", true), (.cannotFindHost, "dns", true), (.dnsLookupFailed, "dns", true),
+            (.cannotConnectToHost, "connection_refused", true), (.networkConnectionLost, "connection_lost", true),
+            (.secureConnectionFailed, "tls", false), (.serverCertificateUntrusted, "tls", false),
+            (.serverCertificateHasBadDate, "tls", false), (.httpTooManyRedirects, "redirect", false),
+            (.badServerResponse, "protocol", false), (.unsupportedURL, "unsupported_url", false),
+            (.notConnectedToInternet, "network", true), (.unknown, "network", true),
+        ]
+        for (code, expected, retried) in cases {
+            let failure = FailureClassifier.network(URLError(code), url: Self.url, idleTimeout: 30)
+            #expect(failure.error.code == expected && failure.retryable == retried, "\(code)")
+        }
+        #expect(FailureClassifier.network(URLError(.timedOut), url: Self.url, idleTimeout: 30).error.message.contains("30 s"))
+    }
+
+    @Test func libcurlsOutOfMemoryForHugeHeadersIsAProtocolError() {
+        let error = NSError(domain: NSURLErrorDomain, code: -1, userInfo: [NSLocalizedDescriptionKey: "Out of memory"])
+        let failure = FailureClassifier.network(error, url: Self.url, idleTimeout: 30)
+        #expect(failure.error.code == "protocol" && !failure.retryable)
+    }
+}

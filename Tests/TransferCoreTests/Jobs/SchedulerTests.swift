@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+import Testing
+import TransferProtocol
+@testable import TransferCore
+
+/// The core's scheduling, retry and back-off, driven by a scripted engine: no network, no process.
+@Suite("Scheduling and retry with a scripted engine")
+struct SchedulerTests {
+    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// A core on a fresh journal, its engine scripted, its retries fast.
+    func core(in directory: TemporaryDirectory, slots: Int = 2, maxAttempts: Int = 20) throws -> (TransferManager, ScriptedEngine) {
+        let engine = ScriptedEngine()
+        var configuration = CoreConfiguration(maxConcurrentTransfers: slots, allowedRoots: AllowedRoots([directory.path]))
+        configuration.diskReserveBytes = 0
+        configuration.retry.initialDelay = .milliseconds(5)
+        configuration.retry.maxDelay = .milliseconds(20)
+        configuration.retry.maxAttempts = maxAttempts
+        let manager = try TransferManager(
+            journal: try Journal(directory: directory.path, logger: logger), engine: engine, configuration: configuration, logger: logger)
+        Task { await manager.run() }
+        return (manager, engine)
+    }
+
+    func submit(_ manager: TransferManager, _ id: String, in directory: TemporaryDirectory) async throws {
+        _ = try await manager.submit(Submit.Params(url: "http://127.0.0.1:1/\(id)", destination: directory.file(id), id: id), owner: 0)
+    }
+
+    func state(_ manager: TransferManager, _ id: String) async throws -> JobState? {
+        try await manager.status(id: id, states: nil, caller: 0).first?.state
+    }
+
+    @Test func jobsStartInSubmissionOrderWithinTheSlots() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine) = try core(in: directory, slots: 2)
+        await manager.start()
+        for id in ["a", "b", "c", "d"] { try await submit(manager, id, in: directory) }
+        try await eventually("two starts") { engine.started.count == 2 }
+        #expect(engine.started.map(\.jobID) == ["a", "b"])
+        #expect(try await state(manager, "c") == .queued)
+        engine.complete("a", bytes: 10)
+        try await eventually("the third start") { engine.started.count == 3 }
+        #expect(engine.started.last?.jobID == "c")
+        #expect(try await state(manager, "a") == .completed)
+        engine.report(.failed(jobID: "b", error: JobError(code: "http_status", message: "404")))
+        try await eventually("the fourth start") { engine.started.count == 4 }
+        #expect(try await state(manager, "b") == .failed)
+    }
+
+    @Test func anInterruptedJobWaitsThenResumesFromWhatWasKept() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine) = try core(in: directory)
+        await manager.start()
+        try await submit(manager, "r", in: directory)
+        try await eventually("the first start") { engine.started.count == 1 }
+        engine.report(.responded(jobID: "r", totalBytes: 100, validator: "\"v\"", startOffset: 0, partialInode: 1, generation: 0, finalURL: nil))
+        engine.report(
+            .interrupted(
+                jobID: "r", error: JobError(code: "connection_lost", message: "lost"),
+                kept: StoppedTransfer(bytes: 40, validator: "\"v\"", totalBytes: 100), retryAfter: nil))
+        try await eventually("the retry") { engine.started.count == 2 }
+        let retry = engine.started[1]
+        #expect(retry.resumeFrom == 40 && retry.validator == "\"v\"" && retry.totalBytes == 100)
+    }
+
+    @Test func theServersRetryAfterIsWaitedFor() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine) = try core(in: directory)
+        await manager.start()
+        try await submit(manager, "w", in: directory)
+        try await eventually("the first start") { engine.started.count == 1 }
+        engine.report(
+            .interrupted(
+                jobID: "w", error: JobError(code: "http_status", message: "503", httpStatus: 503),
+                kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: nil), retryAfter: 3600))
+        try await eventually("the waiting state") { try await state(manager, "w") == .waiting }
+        let job = try #require(try await manager.status(id: "w", states: nil, caller: 0).first)
+        let wait = try #require(job.nextAttemptAt).timeIntervalSinceNow
+        #expect(wait > 3500 && wait <= 3600, "the job waits as long as the server asked")
+        #expect(engine.started.count == 1)
+    }
+
+    @Test func aJobFailsAfterItsMaximumAttemptsWithTheLastError() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine) = try core(in: directory, maxAttempts: 3)
+        await manager.start()
+        try await submit(manager, "f", in: directory)
+        for attempt in 1...3 {
+            try await eventually("attempt \(attempt)") { engine.started.count == attempt }
+            engine.report(
+                .interrupted(
+                    jobID: "f", error: JobError(code: "connection_refused", message: "refused \(attempt)"),
+                    kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: nil), retryAfter: nil))
+        }
+        try await eventually("the failure") { try await state(manager, "f") == .failed }
+        let job = try #require(try await manager.status(id: "f", states: nil, caller: 0).first)
+        #expect(job.error?.code == "connection_refused")
+        #expect(job.error?.message.contains("refused 3") == true)
+        #expect(engine.started.count == 3)
+    }
+
+    @Test func aCancelledQueuedJobNeverStartsAndFreesNoSlot() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine) = try core(in: directory, slots: 1)
+        await manager.start()
+        try await submit(manager, "one", in: directory)
+        try await submit(manager, "two", in: directory)
+        try await eventually("the first start") { engine.started.count == 1 }
+        _ = try await manager.cancel(id: "two", caller: 0)
+        #expect(try await state(manager, "two") == .cancelled)
+        engine.complete("one", bytes: 1)
+        try await eventually("one completed") { try await state(manager, "one") == .completed }
+        #expect(engine.started.map(\.jobID) == ["one"])
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+import TransferProtocol
+@testable import TransferCore
+
+/// An engine for the core's unit tests: records what it is asked to start, and reports whatever
+/// the test scripts, so scheduling, retry and recovery run in milliseconds without a network.
+final class ScriptedEngine: TransferDriving {
+    let hosts = HostGuard(HostPolicy())
+    let events: AsyncStream<EngineEvent>
+    private let continuation: AsyncStream<EngineEvent>.Continuation
+    private let state = Mutex<(started: [TransferRequest], cancelled: [String])>(([], []))
+
+    init() {
+        (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
+    }
+
+    /// Every request started so far, in order.
+    var started: [TransferRequest] { state.withLock { $0.started } }
+    var cancelled: [String] { state.withLock { $0.cancelled } }
+
+    /// Reports an event, as the real engine would from its queue.
+    func report(_ event: EngineEvent) {
+        continuation.yield(event)
+    }
+
+    /// Reports a response, then the file landed with `bytes`.
+    func complete(_ jobID: String, bytes: Int64) {
+        report(.responded(jobID: jobID, totalBytes: bytes, validator: "\"v\"", startOffset: 0, partialInode: 1, generation: 0, finalURL: nil))
+        report(.completed(jobID: jobID, bytes: bytes, sha256: String(repeating: "0", count: 64)))
+    }
+
+    func start(_ request: TransferRequest) {
+        state.withLock { $0.started.append(request) }
+    }
+
+    func cancel(jobID: String) -> CancelOutcome {
+        state.withLock { $0.cancelled.append(jobID) }
+        report(.stopped(jobID: jobID, bytes: 0))
+        return .cancelled
+    }
+
+    func forget(jobID: String) {}
+    func stopAll() async -> [String: StoppedTransfer] { [:] }
+    func finishEvents() { continuation.finish() }
+    func progress(jobID: String) -> TransferProgress? { nil }
+}
+
+/// Polls `condition` until it holds or `seconds` pass.
+func eventually(_ what: String, within seconds: Double = 5, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw ScriptTimeout(what: what) }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
+
+struct ScriptTimeout: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
