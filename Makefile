@@ -121,7 +121,7 @@ install: build generated
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
 		$(DESTDIR)$(FISHCOMPLETIONDIR)
 	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 README.md docs/protocol.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md docs/protocol.md docs/metrics.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 config/README.md $(DESTDIR)$(DOCDIR)/configuration.md
 	install -m 0644 $(GENERATED)/man/transferctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(GENERATED)/man/transferd.8 $(DESTDIR)$(MANDIR)/man8/
@@ -184,7 +184,7 @@ install-user: build generated
 	install -m 0644 $(GENERATED)/completions/transferctl.bash $(USERPREFIX)/share/bash-completion/completions/transferctl
 	install -m 0644 $(GENERATED)/completions/transferctl.fish $(USERPREFIX)/share/fish/vendor_completions.d/
 	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(USERPREFIX)/bin/
-	install -m 0644 README.md docs/protocol.md $(USERPREFIX)/share/doc/transferd/
+	install -m 0644 README.md docs/protocol.md docs/metrics.md $(USERPREFIX)/share/doc/transferd/
 	install -m 0644 config/README.md $(USERPREFIX)/share/doc/transferd/configuration.md
 	install -m 0644 systemd/user/transferd.service systemd/user/transferd.socket $(USERCONFIGUNITDIR)/
 	sed -i 's|/usr/local/|$(USERPREFIX)/|g' $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
