@@ -10,6 +10,8 @@
 #   BENCH_SLOW_DISK_USEC=N     also run one download with TRANSFERD_TEST_WRITE_DELAY_USEC=N
 #                              (N microseconds per 16 KiB chunk written) and report its peak RSS
 #   BENCH_SKIP_BUILD=1         use the release binaries already built instead of building them
+#   BENCH_BASELINE=DIR         also run the transferd in DIR (another build, e.g. before a change),
+#                              interleaved with the others, and print both side by side
 #   SWIFT=swift                the swift driver to build with
 #
 # See Tests/Benchmarks/README.md for what is measured and how to read the table.
@@ -20,6 +22,7 @@ SIZE_MIB=${BENCH_SIZE_MIB:-1024}
 RUNS=${BENCH_RUNS:-3}
 SLOW_USEC=${BENCH_SLOW_DISK_USEC:-}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
+BASELINE_DIR=${BENCH_BASELINE:-}
 SWIFT=${SWIFT:-swift}
 
 BENCH_START_NS=$(date +%s%N)
@@ -289,7 +292,7 @@ start_daemon() { # NAME [ENV=VALUE...]: sets DAEMON_PID and DAEMON_SOCKET
     # Keep TRANSFERD_* settings of the caller's environment out of the daemon's configuration.
     local unset_env=() var
     for var in $(compgen -e); do [[ $var == TRANSFERD_* ]] && unset_env+=(-u "$var"); done
-    env "${unset_env[@]}" "$@" "$TRANSFERD" --socket "$DAEMON_SOCKET" --state-dir "$dir/state" \
+    env "${unset_env[@]}" "$@" "${DAEMON_BIN:-$TRANSFERD}" --socket "$DAEMON_SOCKET" --state-dir "$dir/state" \
         --config "$dir/transferd.json" >"$SCRATCH/$name.log" 2>&1 &
     DAEMON_PID=$!
     DAEMON_PIDS+=("$DAEMON_PID")
@@ -314,17 +317,23 @@ reset_hwm() { # PID: resets VmHWM to the current RSS (Linux clear_refs 5)
 
 # Submits one download and waits; sets WALL_NS (submit to exit), DAEMON_NS (started_at to
 # finished_at as the daemon recorded them) and PEAK_KIB (the daemon's VmHWM during the run).
+# The CPU time (user + system, in clock ticks) a process has used.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
 DAEMON_NS=0
 PEAK_KIB=0
 BEFORE_KIB=0
+CPU_S=0
 transferd_run() { # LABEL PID SOCKET DEST
-    local label=$1 pid=$2 socket=$3 dest=$4 t0 t1 rc=0 state started finished
+    local label=$1 pid=$2 socket=$3 dest=$4 t0 t1 rc=0 state started finished cpu0
     BEFORE_KIB=$(proc_kib "$pid" VmRSS)
     reset_hwm "$pid"
+    cpu0=$(cpu_ticks "$pid")
     t0=$(now_ns)
     "$TRANSFERCTL" submit --socket "$socket" --wait --json "$URL" "$dest" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
     t1=$(now_ns)
     PEAK_KIB=$(proc_kib "$pid" VmHWM)
+    CPU_S=$(awk -v a="$cpu0" -v b="$(cpu_ticks "$pid")" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }')
     kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the download"
     state=$(json_field state "$SCRATCH/job.json")
     if ((rc != 0)) || [[ $state != completed ]]; then
@@ -348,11 +357,20 @@ MAIN_SOCKET=$DAEMON_SOCKET
 BASE_RSS_KIB=$(proc_kib "$MAIN_PID" VmRSS)
 BASE_HWM_KIB=$(proc_kib "$MAIN_PID" VmHWM)
 say "transferd pid $MAIN_PID: baseline VmRSS $(mib_of_kib "$BASE_RSS_KIB") MiB, VmHWM $(mib_of_kib "$BASE_HWM_KIB") MiB"
+if [[ -n $BASELINE_DIR ]]; then
+    [[ -x $BASELINE_DIR/transferd ]] || die "BENCH_BASELINE=$BASELINE_DIR holds no transferd binary"
+    say "starting the baseline transferd from $BASELINE_DIR"
+    DAEMON_BIN=$BASELINE_DIR/transferd start_daemon transferd-baseline
+    BL_PID=$DAEMON_PID
+    BL_SOCKET=$DAEMON_SOCKET
+    BL_BASE_RSS_KIB=$(proc_kib "$BL_PID" VmRSS)
+fi
 
 # ---------------------------------------------------------------------------- runs
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -a CURL_NS=() CURL_RSS=() CURL_SYNC=() ARIA_NS=() ARIA_RSS=() ARIA_SYNC=()
-declare -a ARIAD_NS=() ARIAD_RSS=() TD_NS=() TD_DAEMON_NS=() TD_RSS=()
+declare -a ARIAD_NS=() ARIAD_RSS=() TD_NS=() TD_DAEMON_NS=() TD_RSS=() TD_CPU=()
+declare -a BL_NS=() BL_DAEMON_NS=() BL_RSS=() BL_CPU=()
 
 for ((run = 1; run <= RUNS; run++)); do
     first=$((run == 1 ? 1 : 0))
@@ -387,8 +405,17 @@ for ((run = 1; run <= RUNS; run++)); do
     between_runs "$dest"
     transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest"
     verify "$dest" "transferd ($tag)" "$first"
-    TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB")
-    echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+    TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB"); TD_CPU+=("$CPU_S")
+    echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+
+    if [[ -n $BASELINE_DIR ]]; then
+        dest=$OUT/baseline.bin
+        between_runs "$dest"
+        transferd_run "baseline transferd ($tag)" "$BL_PID" "$BL_SOCKET" "$dest"
+        verify "$dest" "baseline transferd ($tag)" "$first"
+        BL_NS+=("$WALL_NS"); BL_DAEMON_NS+=("$DAEMON_NS"); BL_RSS+=("$PEAK_KIB"); BL_CPU+=("$CPU_S")
+        echo "$tag: baseline wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+    fi
 
     between_runs "$OUT"/*.bin
 done
@@ -396,6 +423,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 FINAL_HWM_KIB=$(proc_kib "$MAIN_PID" VmHWM)
 AFTER_RSS_KIB=$(proc_kib "$MAIN_PID" VmRSS)
 stop_pid "$MAIN_PID" 25
+if [[ -n $BASELINE_DIR ]]; then stop_pid "$BL_PID" 25; fi
 
 # ---------------------------------------------------------------------------- slow disk
 SLOW_LINE=""
@@ -448,6 +476,12 @@ row "aria2c -x1 -s1 (no prealloc)" "$m_aria" "$(mib_of_kib "$(max_of "${ARIA_RSS
 row "aria2c (defaults)" "$m_ariad" "$(mib_of_kib "$(max_of "${ARIAD_RSS[@]}")")" "$(ratio "$m_ariad" "$m_curl")"
 row "transferd (submit->completed)" "$m_td" "$(mib_of_kib "$(max_of "${TD_RSS[@]}")")" "$(ratio "$m_td" "$m_curl")"
 row "transferd (daemon-side)" "$m_td_daemon" "-" "$(ratio "$m_td_daemon" "$m_curl")"
+if [[ -n $BASELINE_DIR ]]; then
+    m_bl=$(median "${BL_NS[@]}")
+    m_bl_daemon=$(median "${BL_DAEMON_NS[@]}")
+    row "baseline (submit->completed)" "$m_bl" "$(mib_of_kib "$(max_of "${BL_RSS[@]}")")" "$(ratio "$m_bl" "$m_curl")"
+    row "baseline (daemon-side)" "$m_bl_daemon" "-" "$(ratio "$m_bl_daemon" "$m_curl")"
+fi
 row "curl + fsync of the file" "$curl_plus_sync" "-" "$(ratio "$curl_plus_sync" "$m_curl")"
 row "aria2c -x1 -s1 + fsync" "$aria_plus_sync" "-" "$(ratio "$aria_plus_sync" "$m_curl")"
 echo
@@ -471,3 +505,8 @@ fi
 echo "aria2c/curl time ratio: $(ratio "$m_aria" "$m_curl")"
 echo "transferd/(curl+fsync) time ratio: $(ratio "$m_td" "$curl_plus_sync")"
 echo "transferd/curl time ratio: $(ratio "$m_td" "$m_curl")"
+echo "transferd daemon CPU seconds per download: [${TD_CPU[*]}]"
+if [[ -n $BASELINE_DIR ]]; then
+    echo "baseline daemon CPU seconds per download: [${BL_CPU[*]}]"
+    echo "transferd/baseline time ratio (daemon-side): $(ratio "$m_td_daemon" "$m_bl_daemon"); peak RSS: $(mib_of_kib "$(max_of "${TD_RSS[@]}")") vs $(mib_of_kib "$(max_of "${BL_RSS[@]}")") MiB; idle RSS: $(mib_of_kib "$BASE_RSS_KIB") vs $(mib_of_kib "$BL_BASE_RSS_KIB") MiB"
+fi
