@@ -64,7 +64,7 @@ struct JournalReplayTests {
     /// torn and corrupt journals alike.
     @Test func theFuzzSeedJournalsAreWhatTheirNamesSay() throws {
         let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Fuzz/corpus/journal-recovery").standardized
+            .appendingPathComponent("../../Fuzz/corpus/journal-recovery").standardized
         func replay(_ name: String) throws -> (JournalReplay, Int) {
             let bytes = try [UInt8](Data(contentsOf: seeds.appendingPathComponent(name)))
             return (try Journal.replay(bytes), bytes.count)
