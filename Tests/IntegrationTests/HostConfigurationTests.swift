@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TransferCore
-@testable import transferd
+import TransferDaemon
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -3,7 +3,7 @@ import Logging
 import Testing
 import TransferProtocol
 import TransferTestSupport
-@testable import transferd
+import TransferDaemon
 #if canImport(Glibc)
 import Glibc
 #endif

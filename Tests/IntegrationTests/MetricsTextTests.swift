@@ -1,6 +1,6 @@
 import Prometheus
 import Testing
-@testable import transferd
+import TransferDaemon
 
 /// The pieces of the metrics export that need no daemon: the listen address and the text.
 @Suite("Metrics text and address")

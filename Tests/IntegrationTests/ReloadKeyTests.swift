@@ -1,6 +1,6 @@
 import Testing
 import TransferCore
-@testable import transferd
+import TransferDaemon
 
 /// What a reload applies and reports.
 @Suite("Reload")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TransferProtocol
-@testable import transferd
+import TransferDaemon
 
 /// Mistakes in the environment and on the command line are reported, not ignored.
 @Suite("Strict input")
