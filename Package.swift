@@ -137,15 +137,22 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "TransferDaemonTests",
+            dependencies: [
+                "TransferDaemon",
+                "TransferCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "TransferProtocol",
                 "TransferTestSupport",
-                "TransferDaemon",
                 "transferd",
                 "transferctl",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
     ]
