@@ -7,9 +7,11 @@ import TransferDaemon
 struct DaemonMetricsTests {
     @Test func familiesAreSortedEachWithItsHelpLine() {
         let registry = PrometheusCollectorRegistry()
-        registry.makeGauge(name: "transferd_subscribers").set(to: 2.0)
-        registry.makeCounter(name: "transferd_journal_syncs_total").increment(by: Int64(3))
-        registry.makeCounter(name: "transferd_transfers_failed_total", labels: [("code", "dns")]).increment()
+        // No help text of its own, as swift-metrics makes them: render adds the daemon's.
+        func named(_ name: String) -> MetricNameDescriptor { MetricNameDescriptor(metricName: name, unitName: "", helpText: "") }
+        registry.makeGauge(descriptor: named("transferd_subscribers")).set(to: 2.0)
+        registry.makeCounter(descriptor: named("transferd_journal_syncs_total")).increment(by: Int64(3))
+        registry.makeCounter(descriptor: named("transferd_transfers_failed_total"), labels: [("code", "dns")]).increment()
         let text = DaemonMetrics.render(registry)
         #expect(text == """
             # HELP transferd_journal_syncs_total \(DaemonMetrics.help["transferd_journal_syncs_total"] ?? "")
