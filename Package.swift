@@ -141,6 +141,7 @@ let package = Package(
             dependencies: [
                 "TransferDaemon",
                 "TransferCore",
+                "TransferProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]

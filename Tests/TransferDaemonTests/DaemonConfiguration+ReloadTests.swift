@@ -1,13 +1,14 @@
 import Testing
 import TransferCore
 import TransferDaemon
+import TransferProtocol
 
 /// What a reload applies and reports.
 @Suite("Daemon configuration: reload")
 struct DaemonConfigurationReloadTests {
     @Test func everyStoredPropertyIsAFileKey() {
         let properties = Mirror(reflecting: DaemonConfiguration()).children.compactMap(\.label)
-        #expect(Set(properties.map(DaemonConfiguration.key(forProperty:))) == Set(DaemonConfiguration.keys))
+        #expect(Set(properties.map(\.snakeCased)) == Set(DaemonConfiguration.keys))
     }
 
     @Test func changedKeysNameWhatDiffers() {
