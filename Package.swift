@@ -53,8 +53,10 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        .executableTarget(
-            name: "transferd",
+        // The daemon: configuration and reload, the control socket and its request handlers,
+        // systemd, logging and metrics. A library, so that its tests import it.
+        .target(
+            name: "TransferDaemon",
             dependencies: [
                 "TransferProtocol",
                 "TransferCore",
@@ -63,7 +65,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -71,6 +72,16 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The daemon's command line, which runs TransferDaemon.
+        .executableTarget(
+            name: "transferd",
+            dependencies: [
+                "TransferDaemon",
+                "TransferProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             // A statically linked FoundationNetworking calls CLinuxShims' host check through this
             // (Sources/CLinuxShims/curl_host.c); a dynamic one finds it by symbol lookup.
@@ -126,6 +137,16 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "TransferDaemonTests",
+            dependencies: [
+                "TransferDaemon",
+                "TransferCore",
+                "TransferProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "TransferProtocol",
@@ -133,7 +154,6 @@ let package = Package(
                 "transferd",
                 "transferctl",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
     ]

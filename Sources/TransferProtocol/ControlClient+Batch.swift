@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension ControlClient {
     /// Calls `method` once for each of `params`, all in one JSON-RPC batch (one request line), and

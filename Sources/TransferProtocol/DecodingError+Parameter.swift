@@ -4,7 +4,7 @@ extension DecodingError {
     public var parameterDescription: String {
         func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
             let keys = (codingPath + (last.map { [$0] } ?? [])).filter { $0.stringValue != "params" }
-            let names = keys.map { $0.intValue.map { "[\($0)]" } ?? Self.snakeCase($0.stringValue) }
+            let names = keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue.snakeCased }
             return names.isEmpty ? "params" : names.joined(separator: ".")
         }
         switch self {
@@ -31,16 +31,6 @@ extension DecodingError {
             // Foundation reports an object it expected as Dictionary<String, Any>.
             if String(describing: type).hasPrefix("Dictionary") { return "an object" }
             return type is any Collection.Type ? "an array" : "an object"
-        }
-    }
-
-    private static func snakeCase(_ name: String) -> String {
-        name.reduce(into: "") { result, character in
-            if character.isUppercase {
-                result += "_" + character.lowercased()
-            } else {
-                result.append(character)
-            }
         }
     }
 }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A JSON value read without a target type, so that what the typed decoding would only call
 /// "not valid JSON" (a number no Swift type holds, a string that is not UTF-8, 1.5 where a whole

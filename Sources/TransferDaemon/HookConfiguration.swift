@@ -3,7 +3,7 @@ import TransferProtocol
 
 /// A command the administrator wants run when a job of a session ends: one entry of `hooks` in
 /// the configuration file, keyed by a name of its own.
-struct HookConfiguration: Sendable, Equatable, CustomStringConvertible {
+package struct HookConfiguration: Sendable, Equatable, CustomStringConvertible {
     var name: String
     /// The session whose jobs trigger the hook.
     var session: String
@@ -21,7 +21,7 @@ struct HookConfiguration: Sendable, Equatable, CustomStringConvertible {
 
     static let fields: Set<String> = ["session", "command", "on", "uid", "timeout_seconds", "retry_initial_delay_seconds", "retry_max_delay_seconds"]
 
-    var description: String { "\(name): \(session) \(command) \(on.map(\.rawValue).sorted()) \(uid.map(String.init) ?? "any") \(timeoutSeconds) \(retryInitialDelaySeconds) \(retryMaxDelaySeconds)" }
+    package var description: String { "\(name): \(session) \(command) \(on.map(\.rawValue).sorted()) \(uid.map(String.init) ?? "any") \(timeoutSeconds) \(retryInitialDelaySeconds) \(retryMaxDelaySeconds)" }
 
     /// Whether the hook runs for a job that ended as `job` shows.
     func matches(_ job: Job) -> Bool {

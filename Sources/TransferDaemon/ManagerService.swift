@@ -1,7 +1,7 @@
-import Foundation
 import Logging
 import ServiceLifecycle
 import TransferCore
+import TransferProtocol
 
 /// Runs the core: applies engine reports, drops expired jobs, keeps systemd's STATUS current, and
 /// on shutdown checkpoints every running transfer within a bounded time.
@@ -45,7 +45,7 @@ struct ManagerService: Service {
         while true {
             // Once the stop begins, STATUS says so: no more counts.
             guard (try? await Task.sleep(for: .seconds(1))) != nil, !Task.isShuttingDownGracefully else { return }
-            SystemdNotifier.status("\(await Self.status(of: manager)), \(ByteRate.format(await manager.aggregateRate))")
+            SystemdNotifier.status("\(await Self.status(of: manager)), \(ByteCountFormatting.rate(await manager.aggregateRate))")
             await manager.publishProgress()
             sinceSweep += 1
             if sinceSweep >= configuration.current.retentionSweepSeconds {
@@ -53,19 +53,5 @@ struct ManagerService: Service {
                 await manager.dropExpired()
             }
         }
-    }
-}
-
-/// Formats a rate for status lines.
-enum ByteRate {
-    static func format(_ bytesPerSecond: Int64) -> String {
-        let units = ["B/s", "KiB/s", "MiB/s", "GiB/s"]
-        var value = Double(bytesPerSecond)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytesPerSecond) B/s" : String(format: "%.1f %@", value, units[unit])
     }
 }

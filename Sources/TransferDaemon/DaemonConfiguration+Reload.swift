@@ -1,8 +1,10 @@
+import TransferProtocol
+
 extension DaemonConfiguration {
     /// This configuration with the keys a reload applies at once taken from `new`. The others are
     /// fixed while the daemon runs (the engine's settings are read once, when its `URLSession` is
     /// created) and change at the next start.
-    func applyingLiveKeys(from new: DaemonConfiguration) -> DaemonConfiguration {
+    package func applyingLiveKeys(from new: DaemonConfiguration) -> DaemonConfiguration {
         var applied = self
         applied.maxConcurrentTransfers = new.maxConcurrentTransfers
         applied.finishedJobRetentionSeconds = new.finishedJobRetentionSeconds
@@ -45,24 +47,12 @@ extension DaemonConfiguration {
     }
 
     /// The keys whose values differ between `old` and `new`, in declaration order. Derived from the
-    /// stored properties, so a key added later is covered without a change here.
-    static func changedKeys(from old: DaemonConfiguration, to new: DaemonConfiguration) -> [String] {
+    /// stored properties, so a key added later is covered without a change here: a property's key
+    /// is its name in snake_case (`maxConcurrentTransfers` is `max_concurrent_transfers`).
+    package static func changedKeys(from old: DaemonConfiguration, to new: DaemonConfiguration) -> [String] {
         zip(Mirror(reflecting: old).children, Mirror(reflecting: new).children).compactMap { before, after in
             guard let label = before.label, "\(before.value)" != "\(after.value)" else { return nil }
-            return key(forProperty: label)
+            return label.snakeCased
         }
-    }
-
-    /// The file key of a stored property: `maxConcurrentTransfers` is `max_concurrent_transfers`.
-    static func key(forProperty name: String) -> String {
-        var key = ""
-        for character in name {
-            if character.isUppercase {
-                key += "_" + character.lowercased()
-            } else {
-                key.append(character)
-            }
-        }
-        return key
     }
 }

@@ -1,6 +1,6 @@
 import CSystemd
 import Foundation
-import Logging
+package import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,10 +9,10 @@ import Glibc
 /// the `job` metadata becomes `TRANSFER_JOB_ID=`, `url` becomes `TRANSFER_URL=` (URLs are logged
 /// without credentials), any other key `TRANSFER_<KEY>=`. So `journalctl -u transferd
 /// TRANSFER_JOB_ID=…` shows one job's story. The message also carries the metadata, for reading.
-struct JournalLogHandler: LogHandler {
-    var metadata: Logger.Metadata = [:]
-    var metadataProvider: Logger.MetadataProvider?
-    var logLevel: Logger.Level = .trace
+package struct JournalLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
+    package var logLevel: Logger.Level = .trace
     let identifier: String
     /// Whether journald's native socket is there. `sd_journal_sendv` drops entries silently when it
     /// is not (a container that passed the journal stream through, say): then the lines go to stderr.
@@ -27,12 +27,12 @@ struct JournalLogHandler: LogHandler {
         self.nativeProtocol = access(Self.socketPath, W_OK) == 0
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let own = event.metadata { merged.merge(own) { _, new in new } }
@@ -49,7 +49,7 @@ struct JournalLogHandler: LogHandler {
     }
 
     /// The journal fields of one entry, each `NAME=value`.
-    static func fields(
+    package static func fields(
         level: Logger.Level, message: String, metadata: Logger.Metadata, identifier: String,
         file: String, line: UInt, function: String
     ) -> [String] {
@@ -70,7 +70,7 @@ struct JournalLogHandler: LogHandler {
     /// `job` is `TRANSFER_JOB_ID`, `url` is `TRANSFER_URL`; any other key is upper-cased after
     /// `TRANSFER_`, with characters a field name cannot hold replaced by `_`, and cut to the
     /// journal's 64-character limit.
-    static func fieldName(forMetadataKey key: String) -> String {
+    package static func fieldName(forMetadataKey key: String) -> String {
         switch key {
         case "job": return "TRANSFER_JOB_ID"
         case "url": return "TRANSFER_URL"
@@ -86,7 +86,7 @@ struct JournalLogHandler: LogHandler {
     }
 
     /// syslog priorities: trace and debug are 7 (debug), critical is 2 (crit).
-    static func priority(_ level: Logger.Level) -> Int {
+    package static func priority(_ level: Logger.Level) -> Int {
         switch level {
         case .trace, .debug: return 7
         case .info: return 6

@@ -2,7 +2,7 @@ import TransferProtocol
 
 /// Whether this daemon is the system service or a user's own daemon, which decides its defaults:
 /// paths, the configuration file, `allowed_roots` and `local_addresses: "auto"`.
-enum DaemonRole: Sendable, Equatable {
+package enum DaemonRole: Sendable, Equatable {
     /// Started by the system unit (`--system`, or systemd's system manager's directories), or on
     /// the system's state directory: users other than the daemon's own may submit to it.
     case systemService
@@ -14,7 +14,7 @@ enum DaemonRole: Sendable, Equatable {
     /// `RuntimeDirectory=` outside `/run/user/`, a `StateDirectory=` in `/var/lib`), or a state
     /// directory given as `/var/lib/transferd`, make a system service. Anything else, root started
     /// by hand included, is a user's own daemon.
-    static func detect(systemFlag: Bool, environment: [String: String], stateDirectory: String?) -> DaemonRole {
+    package static func detect(systemFlag: Bool, environment: [String: String], stateDirectory: String?) -> DaemonRole {
         if systemFlag { return .systemService }
         if let state = stateDirectory ?? nonEmpty(environment["TRANSFERD_STATE_DIR"]),
             state == DefaultPaths.systemStateDirectory || state.hasPrefix(DefaultPaths.systemStateDirectory + "/")
@@ -26,7 +26,7 @@ enum DaemonRole: Sendable, Equatable {
         return .user
     }
 
-    var isSystem: Bool { self == .systemService }
+    package var isSystem: Bool { self == .systemService }
 
     /// The first of systemd's colon-separated directories.
     private static func first(_ value: String?) -> String? {

@@ -1,59 +1,62 @@
-import Configuration
+package import Configuration
 import Foundation
 import Logging
 import SystemPackage
-import TransferCore
+package import TransferCore
 import TransferProtocol
 
 /// The daemon's settings: defaults, then the JSON file, then `TRANSFERD_*` environment variables,
 /// then command-line flags. Every key is documented in `config/README.md`.
-struct DaemonConfiguration: Sendable, Equatable {
-    var maxConcurrentTransfers = 4
-    var finishedJobRetentionSeconds = 7 * 24 * 3600
-    var checkpointBytes = 8 << 20
-    var checkpointIntervalSeconds = 2
-    var idleTimeoutSeconds = 60
-    var socketMode = "0660"
-    var logLevel = "info"
-    var shutdownTimeoutSeconds = 20
-    var maxConnections = 256
-    var retentionSweepSeconds = 60
-    var retryMaxAttempts = 20
-    var retryMaxTimeSeconds = 7 * 24 * 3600
-    var retryInitialDelaySeconds = 1
-    var retryMaxDelaySeconds = 600
-    var lowSpeedBytesPerSecond = 0
-    var lowSpeedSeconds = 60
-    var maxRedirects = 10
-    var diskReserveBytes = 64 << 20
-    var eventRetentionSeconds = 30 * 24 * 3600
-    var subscriberQueueEvents = 1024
-    var maxSubscriptionsPerConnection = 16
-    var subscriberQueueBytesPerUser = 16 << 20
-    var subscriberQueueBytesTotal = 64 << 20
-    var controlIdleTimeoutSeconds = 300
-    var rootReservedConnections = 4
-    var maxRequestBytes = Limits.maxRequestLineBytes
-    var maxConnectionsPerUser = 64
-    var maxJobsPerUser = 10_000
-    var maxJsonDepth = Limits.maxJSONDepth
-    var hooks: [HookConfiguration] = []
+package struct DaemonConfiguration: Sendable, Equatable {
+    package var maxConcurrentTransfers = 4
+    package var finishedJobRetentionSeconds = 7 * 24 * 3600
+    package var checkpointBytes = 8 << 20
+    package var checkpointIntervalSeconds = 2
+    package var idleTimeoutSeconds = 60
+    package var socketMode = "0660"
+    package var logLevel = "info"
+    package var shutdownTimeoutSeconds = 20
+    package var maxConnections = 256
+    package var retentionSweepSeconds = 60
+    package var retryMaxAttempts = 20
+    package var retryMaxTimeSeconds = 7 * 24 * 3600
+    package var retryInitialDelaySeconds = 1
+    package var retryMaxDelaySeconds = 600
+    package var lowSpeedBytesPerSecond = 0
+    package var lowSpeedSeconds = 60
+    package var maxRedirects = 10
+    package var diskReserveBytes = 64 << 20
+    package var eventRetentionSeconds = 30 * 24 * 3600
+    package var subscriberQueueEvents = 1024
+    package var maxSubscriptionsPerConnection = 16
+    package var subscriberQueueBytesPerUser = 16 << 20
+    package var subscriberQueueBytesTotal = 64 << 20
+    package var controlIdleTimeoutSeconds = 300
+    package var rootReservedConnections = 4
+    package var maxRequestBytes = Limits.maxRequestLineBytes
+    package var maxConnectionsPerUser = 64
+    package var maxJobsPerUser = 10_000
+    package var maxJsonDepth = Limits.maxJSONDepth
+    package var hooks: [HookConfiguration] = []
     /// Entries of `HostRule`'s forms; empty: any host the other rules allow.
-    var allowedHosts: [String] = []
-    var deniedHosts: [String] = []
+    package var allowedHosts: [String] = []
+    package var deniedHosts: [String] = []
     /// `auto`, `allow` or `deny`: see `DaemonConfiguration+Hosts.swift`.
-    var localAddresses = "auto"
+    package var localAddresses = "auto"
     /// A group name or gid for the socket file; empty: the daemon's own group.
-    var socketGroup = ""
-    var allowedRoots = AllowedRoots(systemAllowedRoots)
+    package var socketGroup = ""
+    package var allowedRoots = AllowedRoots(systemAllowedRoots)
     /// `HOST:PORT` to serve `GET /metrics` on; empty: no listener.
-    var metricsListen = ""
+    package var metricsListen = ""
+
+    /// The defaults.
+    package init() {}
 
     /// Where the system service's downloads may land unless `allowed_roots` says otherwise.
     static let systemAllowedRoots = ["/srv/transferd"]
 
     /// Every key the file may hold.
-    static let keys = [
+    package static let keys = [
         "max_concurrent_transfers", "finished_job_retention_seconds", "checkpoint_bytes",
         "checkpoint_interval_seconds", "idle_timeout_seconds", "socket_mode", "log_level",
         "shutdown_timeout_seconds", "max_connections", "retention_sweep_seconds",
@@ -97,14 +100,14 @@ struct DaemonConfiguration: Sendable, Equatable {
 }
 
 /// A configuration problem, naming the key or file and what to do.
-struct ConfigurationError: Error, CustomStringConvertible {
-    var description: String
+package struct ConfigurationError: Error, CustomStringConvertible {
+    package var description: String
 }
 
 extension DaemonConfiguration {
     /// `allowed_roots` when none is configured: /srv/transferd for the system service; for a
     /// user's own daemon (root's included), the user's home and /tmp.
-    static func defaultAllowedRoots(role: DaemonRole, environment: [String: String]) -> [String] {
+    package static func defaultAllowedRoots(role: DaemonRole, environment: [String: String]) -> [String] {
         if role.isSystem { return systemAllowedRoots }
         let home = environment["HOME"].flatMap(AllowedRoots.normalize) ?? AllowedRoots.normalize(FileManager.default.homeDirectoryForCurrentUser.path)
         // A home of / (some service accounts) would allow everything.
@@ -116,7 +119,7 @@ extension DaemonConfiguration {
     /// system's for the system service, `~/.config/transferd/transferd.json` for a user's daemon),
     /// the environment, and `flags` (values given on the command line, by key), each overriding the
     /// one before. `role` decides the defaults of the file and of `allowed_roots`.
-    static func load(
+    package static func load(
         path explicitPath: String?, environment: [String: String], flags: [String: ConfigContent] = [:],
         role: DaemonRole = .user, uid: UInt32 = getuid()
     ) async throws -> (DaemonConfiguration, String?) {

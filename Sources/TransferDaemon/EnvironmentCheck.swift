@@ -2,7 +2,7 @@ import TransferProtocol
 
 /// The `TRANSFERD_*` environment variables the daemon reads. Any other is refused at start, so
 /// that a misspelt setting (`TRANSFERD_MAX_CONCURENT_TRANSFERS`) is not silently ignored.
-enum EnvironmentCheck {
+package enum EnvironmentCheck {
     /// Paths and test knobs, besides one variable per configuration key.
     static let otherVariables = [
         "TRANSFERD_SOCKET", "TRANSFERD_STATE_DIR", "TRANSFERD_CONFIG",
@@ -10,13 +10,13 @@ enum EnvironmentCheck {
     ]
 
     /// Every variable the daemon reads; `hooks` comes from the file only.
-    static var knownVariables: [String] {
+    package static var knownVariables: [String] {
         otherVariables + DaemonConfiguration.keys.filter { $0 != "hooks" }.map { "TRANSFERD_" + $0.uppercased() }
     }
 
     /// Throws for the first unknown `TRANSFERD_*` variable, naming it, the closest known one when
     /// it looks like a typo of it, and the known ones.
-    static func check(_ environment: [String: String]) throws(ConfigurationError) {
+    package static func check(_ environment: [String: String]) throws(ConfigurationError) {
         let known = knownVariables
         guard let unknown = environment.keys.filter({ $0.hasPrefix("TRANSFERD_") && !known.contains($0) }).sorted().first else { return }
         var message = "unknown environment variable \(unknown)"

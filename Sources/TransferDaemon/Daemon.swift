@@ -1,5 +1,3 @@
-import ArgumentParser
-import Configuration
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -10,53 +8,13 @@ import UnixSignals
 import Glibc
 #endif
 
-/// `transferd`: the daemon. Runs in the foreground and logs to stderr.
-@main
-struct TransferDaemon: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "transferd",
-        abstract: "Finish every accepted download, across client exits, restarts, crashes and network drops.",
-        discussion: """
-            Listens for JSON-RPC requests on a Unix socket (see docs/protocol.md), keeps every \
-            accepted job in a journal in the state directory, and logs to stderr.
-            """,
-        version: transferdVersion)
-
-    @Flag(help: ArgumentHelp(
-        "Run as the system service (transferd.service passes it).",
-        discussion: "Its defaults: socket /run/transferd/transferd.sock, state /var/lib/transferd, configuration /etc/transferd/transferd.json, allowed_roots /srv/transferd, loopback addresses refused. Without it, a daemon started by hand, root's included, is its user's own."))
-    var system = false
-
-    @Option(help: "The control socket. Default: $TRANSFERD_SOCKET, else $RUNTIME_DIRECTORY/transferd.sock, else $XDG_RUNTIME_DIR/transferd/transferd.sock (/run/user/UID/… without it), or /run/transferd/transferd.sock with --system. Not used when systemd passes the socket (LISTEN_FDS).")
-    var socket: String?
-
-    @Option(name: .customLong("state-dir"), help: "Where the journal lives. Default: $TRANSFERD_STATE_DIR, else $STATE_DIRECTORY, else $XDG_STATE_HOME/transferd (~/.local/state/transferd), or /var/lib/transferd with --system.")
-    var stateDirectory: String?
-
-    @Option(help: "The JSON configuration file. Default: $TRANSFERD_CONFIG, else, when it exists, $XDG_CONFIG_HOME/transferd/transferd.json (~/.config/transferd/transferd.json), or /etc/transferd/transferd.json with --system.")
-    var config: String?
-
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (overrides log_level).")
-    var logLevel: String?
-
-    @Option(name: .customLong("max-concurrent-transfers"), help: "Transfers that run at once (overrides max_concurrent_transfers).")
-    var maxConcurrentTransfers: Int?
-
-    func validate() throws {
-        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
-    }
-
-    /// The configuration keys given as flags, which win over the file and the environment.
-    private var configurationFlags: [String: ConfigContent] {
-        var flags: [String: ConfigContent] = [:]
-        if let logLevel { flags["log_level"] = .string(logLevel) }
-        if let maxConcurrentTransfers { flags["max_concurrent_transfers"] = .int(maxConcurrentTransfers) }
-        return flags
-    }
-
-    func run() async throws {
+/// The daemon from start to stop: reads the configuration, opens the journal, starts the engine,
+/// the control socket and the services around them, and runs until SIGTERM or SIGINT.
+package enum Daemon {
+    /// Runs the daemon as the command line says; returns after a graceful stop. A bad
+    /// configuration, or a failure to open the state directory, the journal or a socket, ends the
+    /// process with status 1 and the reason on stderr.
+    package static func run(_ options: DaemonOptions) async throws {
         let environment = ProcessInfo.processInfo.environment
         // FoundationNetworking makes a disk cache and a cookie store, under $XDG_CACHE_HOME (~/.cache)
         // and $XDG_DATA_HOME (~/.local/share), as soon as any URLSessionConfiguration exists, even
@@ -65,10 +23,10 @@ struct TransferDaemon: AsyncParsableCommand {
         setenv("XDG_CACHE_HOME", "/dev/null", 1)
         setenv("XDG_DATA_HOME", "/dev/null", 1)
         let uid = getuid()
-        let configPath = config
-        let flags = configurationFlags
-        let role = DaemonRole.detect(systemFlag: system, environment: environment, stateDirectory: stateDirectory)
-        let statePath = stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid, system: role.isSystem)
+        let configPath = options.config
+        let flags = options.configurationFlags
+        let role = DaemonRole.detect(systemFlag: options.system, environment: environment, stateDirectory: options.stateDirectory)
+        let statePath = options.stateDirectory ?? DefaultPaths.stateDirectory(environment: environment, uid: uid, system: role.isSystem)
         let load: @Sendable () async throws -> (DaemonConfiguration, String?) = {
             try await DaemonConfiguration.load(path: configPath, environment: environment, flags: flags, role: role, uid: uid)
         }
@@ -127,7 +85,7 @@ struct TransferDaemon: AsyncParsableCommand {
             if let passedSocket {
                 server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
             } else {
-                let socketPath = socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid, system: role.isSystem)
+                let socketPath = options.socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid, system: role.isSystem)
                 try ControlSocket.prepare(path: socketPath, uid: uid, system: role.isSystem)
                 server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
             }

@@ -1,9 +1,10 @@
-/// Byte counts in binary units for people: `512 B`, `1.5 GiB`, `12.3 MiB/s`.
-enum ByteCountFormatting {
+/// Byte counts in binary units for people: `512 B`, `1.5 GiB`, `12.3 MiB/s`. transferctl shows
+/// sizes and rates with it, the daemon its rate in systemd's STATUS.
+package enum ByteCountFormatting {
     private static let units = ["KiB", "MiB", "GiB", "TiB"]
 
     /// `bytes` in the largest unit up to TiB that keeps the value below 1024, with one decimal.
-    static func string(_ bytes: Int64) -> String {
+    package static func string(_ bytes: Int64) -> String {
         if bytes < 1024 { return "\(bytes) B" }
         var value = Double(bytes)
         var unit = -1
@@ -18,7 +19,7 @@ enum ByteCountFormatting {
     }
 
     /// A transfer rate, e.g. `12.3 MiB/s`.
-    static func rate(_ bytesPerSecond: Int64) -> String {
+    package static func rate(_ bytesPerSecond: Int64) -> String {
         string(bytesPerSecond) + "/s"
     }
 }

@@ -1,10 +1,10 @@
 import Metrics
-import Prometheus
+package import Prometheus
 import TransferCore
 
 /// The daemon's metrics backend: swift-metrics, as the core and the daemon record through it,
 /// bootstrapped with swift-prometheus, which keeps every value and writes the text format.
-enum DaemonMetrics {
+package enum DaemonMetrics {
     /// Where every metric of this process lives.
     static let registry = PrometheusCollectorRegistry()
 
@@ -38,7 +38,7 @@ enum DaemonMetrics {
 
     /// One line of help per metric family, written as `# HELP` before its `# TYPE` line
     /// (swift-metrics has no place for it). docs/metrics.md says more.
-    static let help: [String: String] = [
+    package static let help: [String: String] = [
         "transferd_jobs": "Jobs known to the daemon, by state (queued, running, waiting, completed, failed, cancelled).",
         "transferd_received_bytes_total": "Body bytes received and written to partial files (counted at checkpoints and when read).",
         "transferd_sent_bytes_total": "Request body bytes sent (uploads).",
@@ -54,7 +54,7 @@ enum DaemonMetrics {
     ]
 
     /// The exposition text, metric families in name order, each with its help line.
-    static func render(_ registry: PrometheusCollectorRegistry = registry) -> String {
+    package static func render(_ registry: PrometheusCollectorRegistry = registry) -> String {
         let text = registry.emitToString()
         var families: [(name: String, lines: [Substring])] = []
         for line in text.split(separator: "\n") {

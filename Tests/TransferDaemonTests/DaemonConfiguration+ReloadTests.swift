@@ -1,13 +1,14 @@
 import Testing
 import TransferCore
-@testable import transferd
+import TransferDaemon
+import TransferProtocol
 
 /// What a reload applies and reports.
-@Suite("Reload")
-struct ReloadKeyTests {
+@Suite("Daemon configuration: reload")
+struct DaemonConfigurationReloadTests {
     @Test func everyStoredPropertyIsAFileKey() {
         let properties = Mirror(reflecting: DaemonConfiguration()).children.compactMap(\.label)
-        #expect(Set(properties.map(DaemonConfiguration.key(forProperty:))) == Set(DaemonConfiguration.keys))
+        #expect(Set(properties.map(\.snakeCased)) == Set(DaemonConfiguration.keys))
     }
 
     @Test func changedKeysNameWhatDiffers() {
@@ -28,12 +29,13 @@ struct ReloadKeyTests {
         #expect(DaemonConfiguration.changedKeys(from: DaemonConfiguration(), to: applied) == ["allowed_roots"])
     }
 
-    @Test func theDefaultRootsDependOnWhoRunsTheDaemon() {
-        let user = ["HOME": "/home/alice"]
-        #expect(DaemonConfiguration.defaultAllowedRoots(role: .systemService, environment: user) == ["/srv/transferd"])
-        #expect(DaemonConfiguration.defaultAllowedRoots(role: .user, environment: user) == ["/home/alice", "/tmp"])
-        // Root started by hand is its own user: its home and /tmp.
-        #expect(DaemonConfiguration.defaultAllowedRoots(role: .user, environment: ["HOME": "/root"]) == ["/root", "/tmp"])
-        #expect(DaemonConfiguration.defaultAllowedRoots(role: .user, environment: ["HOME": "/"]) == ["/tmp"])
+    @Test func hostKeysAndTheSocketGroupApplyOnReload() {
+        var new = DaemonConfiguration()
+        new.deniedHosts = ["10.0.0.0/8"]
+        new.allowedHosts = ["example.com"]
+        new.localAddresses = "deny"
+        new.socketGroup = "0"
+        let applied = DaemonConfiguration().applyingLiveKeys(from: new)
+        #expect(DaemonConfiguration.changedKeys(from: applied, to: new).isEmpty, "all four are live")
     }
 }

@@ -10,11 +10,11 @@ import Glibc
 #endif
 
 /// `metrics_listen`: `HOST:PORT` or `[IPv6]:PORT` (port 0: any free one, logged at start).
-struct MetricsListenAddress: Equatable, Sendable, CustomStringConvertible {
-    var host: String
-    var port: Int
+package struct MetricsListenAddress: Equatable, Sendable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
 
-    init?(_ text: String) {
+    package init?(_ text: String) {
         let hostPart: Substring
         let portPart: Substring
         if text.hasPrefix("[") {
@@ -33,7 +33,7 @@ struct MetricsListenAddress: Equatable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
-    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// What `metrics_listen` must look like, for messages.
     static let expected = "HOST:PORT such as \"127.0.0.1:9464\" or \"[::1]:9464\", or \"\" for no listener"

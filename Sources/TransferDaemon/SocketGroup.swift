@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #endif
 
 /// The group `socket_group` names, for the socket file the daemon creates.
@@ -39,5 +39,5 @@ enum SocketGroup {
 
 extension DaemonConfiguration {
     /// The gid `socket_group` names; nil when the group has disappeared since the value was checked.
-    var socketGroupID: gid_t? { SocketGroup.id(socketGroup) }
+    package var socketGroupID: gid_t? { SocketGroup.id(socketGroup) }
 }
