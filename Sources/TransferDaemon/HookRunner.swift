@@ -128,7 +128,7 @@ enum HookProcess {
         if let session = job.session { environment["TRANSFER_SESSION"] = session }
         if let sha256 = job.sha256 { environment["TRANSFER_SHA256"] = sha256 }
         if let error = job.error {
-            environment["TRANSFER_ERROR_CODE"] = error.code
+            environment["TRANSFER_ERROR_CODE"] = error.rawCode
             environment["TRANSFER_ERROR"] = error.message
         }
         for key in ["LANG", "TZ"] {

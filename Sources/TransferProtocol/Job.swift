@@ -21,18 +21,32 @@ public enum JobState: String, Codable, Sendable, CaseIterable {
 }
 
 /// Why a job failed: a stable code and a message that says what happened and what to do.
+///
+/// A code this version does not know (from a newer daemon, or a journal record a newer version
+/// wrote) does not fail decoding: ``code`` is then ``JobErrorCode/unrecognized`` and ``rawCode``
+/// keeps the string, which encoding writes back unchanged.
 public struct JobError: Codable, Hashable, Sendable {
-    /// A stable code such as `http_status`, `network`, `timeout`, `too_slow`, `disk`, `disk_full`,
-    /// `size_mismatch`, `digest_mismatch`, `redirect`, `time_limit`.
-    public var code: String
+    /// What went wrong; ``JobErrorCode/unrecognized`` for a code this version does not know.
+    public var code: JobErrorCode {
+        get { JobErrorCode(rawValue: rawCode) ?? .unrecognized }
+        set { rawCode = newValue.rawValue }
+    }
+    /// The code as the wire spells it (`http_status`), also when this version does not know it.
+    public private(set) var rawCode: String
     public var message: String
     /// The HTTP status, when the server's answer was the cause.
     public var httpStatus: Int?
 
-    public init(code: String, message: String, httpStatus: Int? = nil) {
-        self.code = code
+    public init(code: JobErrorCode, message: String, httpStatus: Int? = nil) {
+        self.rawCode = code.rawValue
         self.message = message
         self.httpStatus = httpStatus
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case rawCode = "code"
+        case message
+        case httpStatus
     }
 }
 

@@ -59,7 +59,8 @@ struct JobDetail {
     }
 
     private static func errorText(_ error: JobError) -> String {
-        var detail = error.code
+        // As sent: a newer daemon's code reads better than `unrecognized`.
+        var detail = error.rawCode
         if let status = error.httpStatus { detail += ", HTTP \(status)" }
         return "\(TerminalText.printable(error.message)) (\(TerminalText.printable(detail)))"
     }

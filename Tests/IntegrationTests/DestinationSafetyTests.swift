@@ -155,7 +155,7 @@ struct DestinationSafetyTests {
         // The next attempt walks the path again, meets the link, and stops there.
         let finished = try await daemon.waitForTerminal(job.id)
         #expect(finished.state == .failed)
-        #expect(finished.error?.code == "disk", "\(String(describing: finished.error))")
+        #expect(finished.error?.code == .disk, "\(String(describing: finished.error))")
         #expect(finished.error?.message.contains("\(directory) is a symbolic link") == true, "\(String(describing: finished.error))")
         #expect(finished.attempts == 2)
         try confined.expectNothingOutside()
@@ -202,7 +202,7 @@ struct DestinationSafetyTests {
         _ = try daemon.client().call(Cancel.self, .init(id: running.id))
         let refused = try await daemon.waitForTerminal(queued.id)
         #expect(refused.state == .failed)
-        #expect(refused.error?.code == "disk")
+        #expect(refused.error?.code == .disk)
         #expect(refused.error?.message.contains("outside the allowed roots") == true, "\(String(describing: refused.error))")
         #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory + "/other").isEmpty)
         try await server.shutdown()

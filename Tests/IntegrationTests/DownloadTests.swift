@@ -74,7 +74,7 @@ struct DownloadTests {
         let job = try daemon.submit(server.url("/missing.bin"), to: destination)
         let finished = try await daemon.waitForTerminal(job.id)
         #expect(finished.state == .failed)
-        #expect(finished.error?.code == "http_status")
+        #expect(finished.error?.code == .httpStatus)
         #expect(finished.error?.httpStatus == 404)
         #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory + "/out").isEmpty)
         try await server.shutdown()

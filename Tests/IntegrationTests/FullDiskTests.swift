@@ -39,7 +39,7 @@ struct FullDiskTests {
         let job = try daemon.submit(.init(url: server.url("/big"), destination: disk.path + "/big", retry: .init(maxAttempts: 3)))
         let finished = try await daemon.waitForTerminal(job.id)
         #expect(finished.state == .failed)
-        #expect(finished.error?.code == "disk_full", "\(String(describing: finished.error))")
+        #expect(finished.error?.code == .diskFull, "\(String(describing: finished.error))")
         #expect(finished.attempts == 3, "waited for space between attempts")
         // Checked when the size was announced, before writing: each attempt asked for one segment only.
         #expect(server.requests(for: "/big").allSatisfy { $0.header("Range") == "bytes=0-\((4 << 20) - 1)" })
@@ -74,7 +74,7 @@ struct FullDiskTests {
             if current.state.isTerminal { throw DeadlineExceeded(description: "the job ended \(current.state) before the disk was full") }
             return waiting != nil
         }
-        #expect(waiting?.error?.code == "disk_full", "\(String(describing: waiting?.error))")
+        #expect(waiting?.error?.code == .diskFull, "\(String(describing: waiting?.error))")
         #expect(waiting?.error?.message.contains(disk.path) == true)
         // The daemon stays up and serves other jobs meanwhile.
         let other = try daemon.submit(server.url("/other"), to: daemon.destination("other"))

@@ -92,7 +92,7 @@ struct HostileInputTests {
             let job = try daemon.submit("http://127.0.0.1:\(server.port)/\(path)", to: daemon.destination(path))
             let ended = try await daemon.waitForTerminal(job.id, seconds: 30)
             #expect(ended.state == .failed)
-            #expect(ended.error?.code == "redirect")
+            #expect(ended.error?.code == .redirect)
             #expect(ended.error?.message.contains("speaks only http and https") == true, "\(ended.error?.message ?? "")")
             #expect(ended.attempts == 1, "a refused redirect is not retried")
         }
@@ -125,7 +125,7 @@ struct HostileInputTests {
         let conflicting = try daemon.submit("http://127.0.0.1:\(server.port)/lengths", to: daemon.destination("lengths"))
         let refused = try await daemon.waitForTerminal(conflicting.id, seconds: 30)
         #expect(refused.state == .failed)
-        #expect(refused.error?.code == "protocol")
+        #expect(refused.error?.code == .protocolViolation)
         #expect(refused.error?.message.contains("different Content-Length values") == true, "\(refused.error?.message ?? "")")
         #expect(!FileManager.default.fileExists(atPath: daemon.destination("lengths")))
 

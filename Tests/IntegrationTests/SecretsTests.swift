@@ -46,8 +46,8 @@ struct SecretsTests {
         #expect(jobs["/plain"]?.state == .completed)
         #expect(jobs["/moved"]?.state == .completed)
         #expect(jobs["/busy"]?.state == .completed && jobs["/busy"]?.attempts == 2, "\(String(describing: jobs["/busy"]))")
-        #expect(jobs["/missing"]?.error?.code == "http_status")
-        #expect(jobs["/away"]?.error?.code == "host_not_allowed")
+        #expect(jobs["/missing"]?.error?.code == .httpStatus)
+        #expect(jobs["/away"]?.error?.code == .hostNotAllowed)
         #expect(jobs["/plain"]?.headerNames == ["Authorization", "Cookie", "X-Api-Key"])
         // The credentials did go where they belong, so what follows checks hiding, not losing.
         let sent = server.requests(for: "/plain")

@@ -122,7 +122,7 @@ struct SubmitterAccessTests {
         #expect(chown(mine, 0, 0) == 0)
         let finished = try await daemon.waitForTerminal(id)
         #expect(finished.state == .failed)
-        #expect(finished.error?.code == "disk")
+        #expect(finished.error?.code == .disk)
         #expect(finished.error?.message.contains("may not write to \(mine)") == true, "\(String(describing: finished.error))")
         #expect(try FileManager.default.contentsOfDirectory(atPath: mine).isEmpty)
         try await server.shutdown()

@@ -19,7 +19,7 @@ struct WireFormatTests {
         let job = Job(
             id: "abc", state: .running, url: "http://h/x", destination: "/tmp/x", bytesReceived: 5,
             totalBytes: 10, bytesPerSecond: 1, createdAt: Date(timeIntervalSince1970: 1_800_000_000.25),
-            attempts: 1, error: JobError(code: "http_status", message: "m", httpStatus: 404), headerNames: ["Authorization"], owner: 1000)
+            attempts: 1, error: JobError(code: .httpStatus, message: "m", httpStatus: 404), headerNames: ["Authorization"], owner: 1000)
         let data = try WireCoding.encoder().encode(job)
         let text = String(decoding: data, as: UTF8.self)
         for key in ["bytes_received", "total_bytes", "bytes_per_second", "created_at", "header_names", "http_status"] {

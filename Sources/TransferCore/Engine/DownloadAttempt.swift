@@ -107,14 +107,14 @@ struct DownloadAttempt: Sendable {
         // into a request to the same server before the engine sees them.
         if let location = redirect.location, let scheme = HTTPScheme.foreignScheme(ofLocation: location) {
             _ = decide(.failure(.permanent(JobError(
-                code: "redirect",
+                code: .redirect,
                 message: "\(Redaction.url(redirect.from)) redirected to a \(scheme.prefix(20)): URL, which was refused: transferd speaks only http and https. "
                     + "Ask the server's owner for an http or https link"))))
             return
         }
         if redirects > settings.maxRedirects {
             _ = decide(.failure(.permanent(JobError(
-                code: "redirect",
+                code: .redirect,
                 message: "\(Redaction.url(settings.url)) redirected more than \(settings.maxRedirects) times "
                     + "(last to \(Redaction.url(redirect.target))); the server is probably caught in a redirect loop"))))
             return
@@ -123,7 +123,7 @@ struct DownloadAttempt: Sendable {
         let target = redirect.target
         if from.scheme?.lowercased() == "https", target.scheme?.lowercased() != "https" {
             _ = decide(.failure(.permanent(JobError(
-                code: "redirect",
+                code: .redirect,
                 message: "\(Redaction.url(from)) redirected to \(Redaction.url(target)), which is not https; "
                     + "transferd does not downgrade a secure download. Submit the http URL yourself if you trust it"))))
             return
@@ -154,7 +154,7 @@ struct DownloadAttempt: Sendable {
             restarts += 1
             guard restarts <= settings.maxRestarts else {
                 return end(.permanent(JobError(
-                    code: "protocol",
+                    code: .protocolViolation,
                     message: "the server's answers to range requests do not agree with each other or with the file; gave up after \(restarts) restarts")))
             }
             ending = nil
@@ -181,7 +181,7 @@ struct DownloadAttempt: Sendable {
         }
         if let totalBytes, offset < totalBytes {
             return end(.transient(JobError(
-                code: "connection_lost", message: "the connection to \(host) ended after \(offset) of \(totalBytes) bytes")))
+                code: .connectionLost, message: "the connection to \(host) ended after \(offset) of \(totalBytes) bytes")))
         }
         return finish()
     }
@@ -208,7 +208,7 @@ struct DownloadAttempt: Sendable {
     mutating func respond(_ response: Response?) -> [Action] {
         guard !isOver, requestOut, ending == nil else { return [.cancelRequest] }
         guard let response else {
-            return refuse(.permanent(JobError(code: "protocol", message: "the server's answer is not HTTP")))
+            return refuse(.permanent(JobError(code: .protocolViolation, message: "the server's answer is not HTTP")))
         }
         // An interim answer (100 Continue, 103 Early Hints…): the final one follows on the same
         // request, as HTTP says. 101 would switch protocols, which no download asks for.
@@ -217,13 +217,13 @@ struct DownloadAttempt: Sendable {
         if let lengths = response.contentLength, let problem = ContentLength.conflict(lengths) {
             // RFC 9112 §6.3: differing lengths make the framing unknowable; the body cannot be trusted.
             return refuse(.permanent(JobError(
-                code: "protocol",
+                code: .protocolViolation,
                 message: "\(host) sent \(problem); the answer's length cannot be trusted and nothing was kept")))
         }
         if let url = response.url, url != settings.url { finalURL = url }
         if let encoding = response.contentEncoding?.lowercased(), encoding != "identity" {
             return refuse(.permanent(JobError(
-                code: "content_encoding",
+                code: .contentEncoding,
                 message: "the server sent the body with Content-Encoding \(encoding) although identity was asked for; "
                     + "the bytes would not be the file's bytes")))
         }
@@ -307,7 +307,7 @@ struct DownloadAttempt: Sendable {
         guard let totalBytes else { return nil }
         if let expected = settings.expectedSize, expected != totalBytes {
             return .permanent(JobError(
-                code: "size_mismatch",
+                code: .sizeMismatch,
                 message: "the server says \(Redaction.url(settings.url)) is \(totalBytes) bytes, but \(expected) were expected; "
                     + "nothing was kept. Check the URL and the expected size, then submit again"))
         }
@@ -316,7 +316,7 @@ struct DownloadAttempt: Sendable {
         let needed = totalBytes - offset
         guard let available = response.freeBytes, available - settings.diskReserveBytes < needed else { return nil }
         return .transient(JobError(
-            code: "disk_full",
+            code: .diskFull,
             message: "\(response.directory) has \(available) bytes free, but the download needs \(needed) more and "
                 + "\(settings.diskReserveBytes) are kept free (disk_reserve_bytes); free some space: the job retries"))
     }
@@ -357,7 +357,7 @@ struct DownloadAttempt: Sendable {
         // otherwise let speak FTP and more.
         guard HTTPScheme.isAllowed(url) else {
             return end(.permanent(JobError(
-                code: "unsupported_url", message: "\(Redaction.url(url)) is not an http or https URL; transferd speaks only http and https")))
+                code: .unsupportedURL, message: "\(Redaction.url(url)) is not an http or https URL; transferd speaks only http and https")))
         }
         var range: ClosedRange<Int64>?
         var ifRange: String?
@@ -383,7 +383,7 @@ struct DownloadAttempt: Sendable {
         isOver = true
         if let totalBytes, totalBytes != offset {
             return [.fail(JobError(
-                code: "size_mismatch",
+                code: .sizeMismatch,
                 message: "the server announced \(totalBytes) bytes but sent \(offset); the file was not kept. "
                     + "Submit the job again; if it keeps happening, the server is sending a damaged response"))]
         }

@@ -17,19 +17,19 @@ enum FailureClassifier {
         switch error.errno {
         case ENOSPC, EDQUOT:
             return .transient(
-                JobError(code: "disk_full", message: "cannot write \(path): \(error) (free some space on that filesystem: the job retries)"))
+                JobError(code: .diskFull, message: "cannot write \(path): \(error) (free some space on that filesystem: the job retries)"))
         case EACCES, EPERM: hint = "make the directory writable by the transferd service, then submit again"
         case ENOENT: hint = "the directory was removed: create it again, then submit the job again"
         case EROFS: hint = "the filesystem is read-only: remount it read-write or choose another destination"
         default: hint = "check the disk and the kernel log (dmesg), then submit the job again"
         }
-        return .permanent(JobError(code: "disk", message: "cannot write \(path): \(error) (\(hint))"))
+        return .permanent(JobError(code: .disk, message: "cannot write \(path): \(error) (\(hint))"))
     }
 
     /// A destination that may no longer be written (a root was removed from the configuration, a
     /// symbolic link or a foreign file appeared, the owner lost access): the job fails.
     static func refusal(_ error: DestinationError, destination: String) -> TransferFailure {
-        .permanent(JobError(code: "disk", message: "cannot write \(destination): \(error.message)"))
+        .permanent(JobError(code: .disk, message: "cannot write \(destination): \(error.message)"))
     }
 
     /// An answer other than 200, 206 or 416: retried when the server is overloaded or restarting,
@@ -38,7 +38,7 @@ enum FailureClassifier {
         let reason = HTTPURLResponse.localizedString(forStatusCode: status)
         let what = "the server answered \(status) (\(reason)) for \(Redaction.url(url))"
         if HTTPStatusClass.isTransient(status) {
-            return .transient(JobError(code: "http_status", message: what, httpStatus: status), retryAfter: RetryAfter.seconds(retryAfter))
+            return .transient(JobError(code: .httpStatus, message: what, httpStatus: status), retryAfter: RetryAfter.seconds(retryAfter))
         }
         let fix: String
         switch status {
@@ -46,7 +46,7 @@ enum FailureClassifier {
         case 404, 410: fix = "check the URL"
         default: fix = "check the URL and the request headers"
         }
-        return .permanent(JobError(code: "http_status", message: "\(what): \(fix), then submit again", httpStatus: status))
+        return .permanent(JobError(code: .httpStatus, message: "\(what): \(fix), then submit again", httpStatus: status))
     }
 
     /// A request that failed without an HTTP answer. Network trouble is retried; TLS and URL
@@ -57,36 +57,36 @@ enum FailureClassifier {
         switch (error as? URLError)?.code {
         case .timedOut:
             return .transient(
-                JobError(code: "timeout", message: "\(host) sent nothing for \(Int(idleTimeout)) s (the idle timeout, idle_timeout_seconds)"))
+                JobError(code: .timeout, message: "\(host) sent nothing for \(Int(idleTimeout)) s (the idle timeout, idle_timeout_seconds)"))
         case .cannotFindHost, .dnsLookupFailed:
-            return .transient(JobError(code: "dns", message: "cannot resolve \(host): check the host name and this machine's DNS settings"))
+            return .transient(JobError(code: .dns, message: "cannot resolve \(host): check the host name and this machine's DNS settings"))
         case .cannotConnectToHost:
-            return .transient(JobError(code: "connection_refused", message: "cannot connect to \(host): the server refused the connection or is down"))
+            return .transient(JobError(code: .connectionRefused, message: "cannot connect to \(host): the server refused the connection or is down"))
         case .networkConnectionLost:
-            return .transient(JobError(code: "connection_lost", message: "the connection to \(host) was lost: \(description)"))
+            return .transient(JobError(code: .connectionLost, message: "the connection to \(host) was lost: \(description)"))
         case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
             .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
             .clientCertificateRequired:
             return .permanent(
                 JobError(
-                    code: "tls",
+                    code: .tls,
                     message: "the secure connection to \(host) failed: \(description); check the server's certificate and this machine's CA certificates"))
         case .httpTooManyRedirects:
-            return .permanent(JobError(code: "redirect", message: "\(host) redirected too many times; the server is probably caught in a redirect loop"))
+            return .permanent(JobError(code: .redirect, message: "\(host) redirected too many times; the server is probably caught in a redirect loop"))
         case .cannotParseResponse, .badServerResponse:
-            return .permanent(JobError(code: "protocol", message: "\(host) sent an answer that is not valid HTTP: \(description)"))
+            return .permanent(JobError(code: .protocolViolation, message: "\(host) sent an answer that is not valid HTTP: \(description)"))
         case .badURL, .unsupportedURL:
-            return .permanent(JobError(code: "unsupported_url", message: "\(Redaction.url(url)) cannot be fetched: \(description)"))
+            return .permanent(JobError(code: .unsupportedURL, message: "\(Redaction.url(url)) cannot be fetched: \(description)"))
         default:
             // libcurl reports response headers beyond its 100 KiB limit as "out of memory".
             if description.localizedCaseInsensitiveContains("out of memory") {
                 return .permanent(
                     JobError(
-                        code: "protocol",
+                        code: .protocolViolation,
                         message: "\(host) sent response headers larger than libcurl accepts (100 KiB per header); "
                             + "the server or a proxy in between is misbehaving: check the URL with curl -I"))
             }
-            return .transient(JobError(code: "network", message: "the transfer from \(host) failed: \(description)"))
+            return .transient(JobError(code: .network, message: "the transfer from \(host) failed: \(description)"))
         }
     }
 }

@@ -44,7 +44,7 @@ extension TransferRunner {
                 let jobError: JobError
                 if error.errno == EEXIST {
                     jobError = JobError(
-                        code: "destination_exists",
+                        code: .destinationExists,
                         message: "\(request.destination) appeared while the download ran; it was left alone. "
                             + "Submit again with overwrite to replace it.")
                 } else {
@@ -73,12 +73,12 @@ enum Landing {
     ) -> JobError? {
         if let expected = request.expectedSize, expected != bytes {
             return JobError(
-                code: "size_mismatch",
+                code: .sizeMismatch,
                 message: "the download is \(bytes) bytes but \(expected) were expected; nothing was written to \(request.destination)")
         }
         if let expected = request.expectedSha256, expected != sha256 {
             return JobError(
-                code: "digest_mismatch",
+                code: .digestMismatch,
                 message: "the downloaded file's SHA-256 is \(sha256) but \(expected) was expected; nothing was written to "
                     + "\(request.destination). Check the expected digest; if it is right, the server sends a different file")
         }
@@ -93,7 +93,7 @@ enum Landing {
         }
         guard let actual, actual != announced.hex else { return nil }
         return JobError(
-            code: "digest_mismatch",
+            code: .digestMismatch,
             message: "the downloaded file's \(announced.algorithm.rawValue) is \(actual) but the server's \(announced.header) "
                 + "says \(announced.hex); the file was damaged on the way or changed meanwhile, and nothing was written to \(request.destination)")
     }
@@ -104,7 +104,7 @@ enum Landing {
     static func refusal(file: PartialFile, request: TransferRequest) -> JobError? {
         guard file.isInPlace else {
             return JobError(
-                code: "disk",
+                code: .disk,
                 message: "the partial file \(file.path) was removed or replaced while the download ran, so nothing was moved to "
                     + "\(request.destination): submit the job again")
         }
@@ -113,7 +113,7 @@ enum Landing {
             let directory = try? file.directory.status(), !access.mayReplace(existing, in: directory)
         else { return nil }
         return JobError(
-            code: "disk",
+            code: .disk,
             message: "\(request.destination) appeared while the download ran and belongs to uid \(existing.st_uid) in a sticky directory, "
                 + "so only its owner may replace it; it was left alone")
     }

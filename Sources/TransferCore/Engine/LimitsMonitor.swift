@@ -35,7 +35,7 @@ final class LimitsMonitor: @unchecked Sendable {
         if let deadline = context.request.deadline, wallClock >= deadline {
             return .permanent(
                 JobError(
-                    code: "time_limit",
+                    code: .timeLimit,
                     message: "the job ran out of time (its maximum time, max_time_seconds, ended at "
                         + "\(WireCoding.formatTimestamp(deadline))); submit it again with a longer limit"))
         }
@@ -49,7 +49,7 @@ final class LimitsMonitor: @unchecked Sendable {
         guard rate < Double(limits.lowSpeedBytesPerSecond) else { return nil }
         return .transient(
             JobError(
-                code: "too_slow",
+                code: .tooSlow,
                 message: "\(context.request.url.host ?? "the server") sent \(Int64(rate)) bytes/s over \(Int(elapsed)) s, "
                     + "below the low-speed limit of \(limits.lowSpeedBytesPerSecond) bytes/s (low_speed_bytes_per_second)"))
     }

@@ -53,9 +53,9 @@ enum TransferPreparation {
         case .allowed:
             return nil
         case .refused(let message):
-            return .permanent(JobError(code: "host_not_allowed", message: "\(Redaction.url(url)) was not fetched: \(message)"))
+            return .permanent(JobError(code: .hostNotAllowed, message: "\(Redaction.url(url)) was not fetched: \(message)"))
         case .unresolved(let message):
-            return .transient(JobError(code: "dns", message: message))
+            return .transient(JobError(code: .dns, message: message))
         }
     }
 

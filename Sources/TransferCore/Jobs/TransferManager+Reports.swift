@@ -115,7 +115,9 @@ extension TransferManager {
             // The engine kept the partial file for a retry that will not come.
             PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
             engine.forget(jobID: job.id)
-            markFailed(job, JobError(code: error.code, message: "\(giveUp); the last attempt failed: \(error.message)", httpStatus: error.httpStatus))
+            var last = error
+            last.message = "\(giveUp); the last attempt failed: \(error.message)"
+            markFailed(job, last)
             return
         }
         job.state = .waiting

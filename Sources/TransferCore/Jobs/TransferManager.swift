@@ -101,7 +101,7 @@ public actor TransferManager {
                 job.finishedAt = Date()
                 job.nextAttemptAt = nil
                 job.error = JobError(
-                    code: "invalid_job",
+                    code: .invalidJob,
                     message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
                 lastSeq += 1
                 _ = job.numberEnd(lastSeq, hookSelector: hookSelector)

@@ -31,8 +31,9 @@ struct TransferMetrics: Sendable {
         receivedBytes.increment(by: 0)
     }
 
-    /// A job failed for good with the error `code` (`http_status`, `dns`, `disk`, …).
-    func failed(code: String) {
-        Counter(label: "transferd_transfers_failed_total", dimensions: [("code", code)]).increment()
+    /// A job failed for good with the error `code` (`http_status`, `dns`, `disk`, …); a code this
+    /// version does not know counts as `unrecognized`, so the label keeps a bounded set of values.
+    func failed(code: JobErrorCode) {
+        Counter(label: "transferd_transfers_failed_total", dimensions: [("code", code.rawValue)]).increment()
     }
 }

@@ -107,7 +107,7 @@ final class ScriptedEngine: TransferDriving {
             check(!name.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }), "a header name with a control character or space")
             check(!value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }), "a header value with CR, LF or NUL")
         }
-        continuation.yield(.failed(jobID: request.jobID, error: JobError(code: "network", message: "scripted")))
+        continuation.yield(.failed(jobID: request.jobID, error: JobError(code: .network, message: "scripted")))
     }
 
     func cancel(jobID: String) -> CancelOutcome { .notRunning }

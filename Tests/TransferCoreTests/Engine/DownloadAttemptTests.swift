@@ -26,7 +26,7 @@ struct DownloadAttemptTests {
         return nil
     }
 
-    static func failure(_ actions: [DownloadAttempt.Action]) -> (code: String, retried: Bool)? {
+    static func failure(_ actions: [DownloadAttempt.Action]) -> (code: JobErrorCode, retried: Bool)? {
         for action in actions {
             switch action {
             case .fail(let error): return (error.code, false)
@@ -55,7 +55,7 @@ struct DownloadAttemptTests {
     @Test func aNonHTTPURLNeverBecomesARequest() {
         var attempt = DownloadAttempt(
             settings: .init(url: URL(string: "ftp://example.test/f")!), offset: 0, totalBytes: nil, validator: nil, segmentBytes: 10)
-        #expect(Self.failure(attempt.proceed())! == ("unsupported_url", false))
+        #expect(Self.failure(attempt.proceed())! == (.unsupportedURL, false))
     }
 
     // MARK: - The resume table
@@ -151,17 +151,17 @@ struct DownloadAttemptTests {
             _ = attempt.respond(.init(status: 206, contentRange: "bytes 99-100/500", validator: "\"v1\""))
             last = attempt.requestEnded(nil)
         }
-        #expect(Self.failure(last)! == ("protocol", false))
+        #expect(Self.failure(last)! == (.protocolViolation, false))
     }
 
     // MARK: - Refused answers
 
     @Test func answersThatCannotBeTrustedFailWithoutRetry() {
-        let cases: [(DownloadAttempt.Response?, String)] = [
-            (nil, "protocol"),
-            (.init(status: 200, contentLength: "12, 5"), "protocol"),
-            (.init(status: 200, contentEncoding: "gzip"), "content_encoding"),
-            (.init(status: 200, expectedContentLength: 9), "size_mismatch"),
+        let cases: [(DownloadAttempt.Response?, JobErrorCode)] = [
+            (nil, .protocolViolation),
+            (.init(status: 200, contentLength: "12, 5"), .protocolViolation),
+            (.init(status: 200, contentEncoding: "gzip"), .contentEncoding),
+            (.init(status: 200, expectedContentLength: 9), .sizeMismatch),
         ]
         for (response, code) in cases {
             var (attempt, _) = Self.started(expectedSize: 10)
@@ -174,7 +174,7 @@ struct DownloadAttemptTests {
     @Test func tooLittleFreeSpaceWaitsAndRetries() {
         var (attempt, _) = Self.started(reserve: 100)
         _ = attempt.respond(.init(status: 200, expectedContentLength: 1_000, freeBytes: 1_050, directory: "/d"))
-        #expect(Self.failure(attempt.requestEnded(nil))! == ("disk_full", true))
+        #expect(Self.failure(attempt.requestEnded(nil))! == (.diskFull, true))
     }
 
     @Test(arguments: [408, 429, 500, 502, 503, 504, 520, 524])
@@ -189,7 +189,7 @@ struct DownloadAttemptTests {
     func otherStatusesFailTheJob(status: Int) {
         var (attempt, _) = Self.started()
         _ = attempt.respond(.init(status: status))
-        #expect(Self.failure(attempt.requestEnded(nil))! == ("http_status", false))
+        #expect(Self.failure(attempt.requestEnded(nil))! == (.httpStatus, false))
     }
 
     // MARK: - How a request ends
@@ -199,7 +199,7 @@ struct DownloadAttemptTests {
         _ = attempt.respond(.init(status: 200, expectedContentLength: 500))
         attempt.wrote(120)
         guard case .retryLater(let failure)? = attempt.requestEnded(nil).first else { return #expect(Bool(false)) }
-        #expect(failure.error.code == "connection_lost" && attempt.offset == 120)
+        #expect(failure.error.code == .connectionLost && attempt.offset == 120)
     }
 
     @Test func aNetworkErrorNamesHowFarTheTransferGot() {
@@ -221,10 +221,10 @@ struct DownloadAttemptTests {
     @Test func aFailureFoundElsewhereCancelsTheRequestAndEndsIt() {
         var (attempt, _) = Self.started()
         _ = attempt.respond(.init(status: 200, expectedContentLength: 500))
-        let slow = TransferFailure.transient(JobError(code: "too_slow", message: "slow"))
+        let slow = TransferFailure.transient(JobError(code: .tooSlow, message: "slow"))
         #expect(attempt.failed(slow) == [.cancelRequest])
         #expect(!attempt.acceptsBody)
-        #expect(Self.failure(attempt.requestEnded(nil))! == ("too_slow", true))
+        #expect(Self.failure(attempt.requestEnded(nil))! == (.tooSlow, true))
         #expect(attempt.requestEnded(nil).isEmpty)
     }
 
@@ -233,37 +233,37 @@ struct DownloadAttemptTests {
         _ = attempt.respond(.init(status: 206, contentRange: "bytes 0-99/500", validator: "\"v\""))
         attempt.wrote(100)
         #expect(attempt.requestEnded(nil) == [.nextSegment])
-        #expect(attempt.failed(.permanent(JobError(code: "time_limit", message: "late"))).isEmpty)
-        #expect(Self.failure(attempt.proceed())! == ("time_limit", false))
+        #expect(attempt.failed(.permanent(JobError(code: .timeLimit, message: "late"))).isEmpty)
+        #expect(Self.failure(attempt.proceed())! == (.timeLimit, false))
     }
 
     @Test func aFailureReplacesARestartButNotALanding() {
         var (restarting, _) = Self.started(offset: 50, total: 500, validator: "\"v1\"")
         _ = restarting.respond(.init(status: 206, contentRange: "bytes 9-9/500", validator: "\"v1\""))
-        _ = restarting.failed(.permanent(JobError(code: "time_limit", message: "late")))
-        #expect(Self.failure(restarting.requestEnded(nil))! == ("time_limit", false))
+        _ = restarting.failed(.permanent(JobError(code: .timeLimit, message: "late")))
+        #expect(Self.failure(restarting.requestEnded(nil))! == (.timeLimit, false))
         var (complete, _) = Self.started(offset: 500, validator: "\"v1\"")
         _ = complete.respond(.init(status: 416, contentRange: "bytes */500"))
-        _ = complete.failed(.permanent(JobError(code: "time_limit", message: "late")))
+        _ = complete.failed(.permanent(JobError(code: .timeLimit, message: "late")))
         #expect(complete.requestEnded(nil) == [.land])
     }
 
     @Test func aStartOverThatFailsEndsTheAttemptOrCancelsTheAnswer() {
         var (answering, _) = Self.started(offset: 40, total: 500, validator: "\"v1\"")
         _ = answering.respond(.init(status: 200, expectedContentLength: 500))
-        let full = TransferFailure.transient(JobError(code: "disk_full", message: "full"))
+        let full = TransferFailure.transient(JobError(code: .diskFull, message: "full"))
         #expect(answering.startOverFailed(full, answering: true) == [.cancelRequest])
-        #expect(Self.failure(answering.requestEnded(nil))! == ("disk_full", true))
+        #expect(Self.failure(answering.requestEnded(nil))! == (.diskFull, true))
         var (restarting, _) = Self.started(offset: 40, total: 500, validator: "\"v1\"")
         _ = restarting.respond(.init(status: 206, contentRange: "bytes 1-2/500", validator: "\"v1\""))
         _ = restarting.requestEnded(nil)
-        #expect(Self.failure(restarting.startOverFailed(full, answering: false))! == ("disk_full", true))
+        #expect(Self.failure(restarting.startOverFailed(full, answering: false))! == (.diskFull, true))
     }
 
     @Test func aBodyOfAnotherSizeThanAnnouncedNeverLands() {
         // The partial file holds more than the recorded size: it cannot be the announced file.
         let (_, actions) = Self.started(offset: 120, total: 100, validator: "\"v\"")
-        #expect(Self.failure(actions)! == ("size_mismatch", false))
+        #expect(Self.failure(actions)! == (.sizeMismatch, false))
         var (exact, _) = Self.started()
         _ = exact.respond(.init(status: 206, contentRange: "bytes 0-9/10"))
         exact.wrote(10)
@@ -291,21 +291,21 @@ struct DownloadAttemptTests {
 
     @Test func redirectsThatAreRefusedFailTheJob() {
         var (foreign, _) = Self.started()
-        #expect(Self.failure(Self.redirect(&foreign, to: "http://example.test/x", location: "ftp://example.test/x"))! == ("redirect", false))
+        #expect(Self.failure(Self.redirect(&foreign, to: "http://example.test/x", location: "ftp://example.test/x"))! == (.redirect, false))
         var (downgrade, _) = Self.started()
         let secure = URL(string: "https://example.test/f")!
-        #expect(Self.failure(Self.redirect(&downgrade, to: "http://example.test/f", from: secure))! == ("redirect", false))
+        #expect(Self.failure(Self.redirect(&downgrade, to: "http://example.test/f", from: secure))! == (.redirect, false))
         var (looping, _) = Self.started()
         for _ in 0..<2 {
             let target = URL(string: "http://example.test/loop")!
             _ = Self.redirect(&looping, to: target.absoluteString)
             _ = looping.redirectChecked(target, refused: nil)
         }
-        #expect(Self.failure(Self.redirect(&looping, to: "http://example.test/loop"))! == ("redirect", false))
+        #expect(Self.failure(Self.redirect(&looping, to: "http://example.test/loop"))! == (.redirect, false))
         var (hostRefused, _) = Self.started()
         _ = Self.redirect(&hostRefused, to: "http://10.0.0.1/")
-        let refusal = TransferFailure.permanent(JobError(code: "host_not_allowed", message: "no"))
-        #expect(Self.failure(hostRefused.redirectChecked(URL(string: "http://10.0.0.1/")!, refused: refusal))! == ("host_not_allowed", false))
+        let refusal = TransferFailure.permanent(JobError(code: .hostNotAllowed, message: "no"))
+        #expect(Self.failure(hostRefused.redirectChecked(URL(string: "http://10.0.0.1/")!, refused: refusal))! == (.hostNotAllowed, false))
     }
 
     @Test func theRedirectCountStartsAgainWithEachSegment() {

@@ -13,9 +13,9 @@ import Glibc
 struct FailureClassifierTests {
     static let url = URL(string: "https://user:secret@example.test/f")!
 
-    @Test(arguments: [(ENOSPC, "disk_full", true), (EDQUOT, "disk_full", true), (EACCES, "disk", false), (EPERM, "disk", false),
-        (ENOENT, "disk", false), (EROFS, "disk", false), (EIO, "disk", false)])
-    func diskErrors(errno: Int32, code: String, retried: Bool) {
+    @Test(arguments: [(ENOSPC, .diskFull, true), (EDQUOT, .diskFull, true), (EACCES, .disk, false), (EPERM, .disk, false),
+        (ENOENT, .disk, false), (EROFS, .disk, false), (EIO, .disk, false)] as [(Int32, JobErrorCode, Bool)])
+    func diskErrors(errno: Int32, code: JobErrorCode, retried: Bool) {
         let failure = FailureClassifier.disk(FileIOError("write", "/d/f.part", errno: errno), writing: "/d/f.part")
         #expect(failure.error.code == code && failure.retryable == retried)
         #expect(failure.error.message.contains("/d/f.part"))
@@ -37,7 +37,7 @@ struct FailureClassifierTests {
         }
         for status in [300, 304, 400, 401, 403, 404, 405, 410, 418, 451, 501, 505, 599] {
             let failure = FailureClassifier.status(status, retryAfter: "5", url: Self.url)
-            #expect(!failure.retryable && failure.retryAfter == nil && failure.error.code == "http_status")
+            #expect(!failure.retryable && failure.retryAfter == nil && failure.error.code == .httpStatus)
         }
         #expect(FailureClassifier.status(401, retryAfter: nil, url: Self.url).error.message.contains("credentials"))
         #expect(FailureClassifier.status(404, retryAfter: nil, url: Self.url).error.message.contains("check the URL"))
@@ -45,13 +45,13 @@ struct FailureClassifierTests {
     }
 
     @Test func networkErrors() {
-        let cases: [(URLError.Code, String, Bool)] = [
-            (.timedOut, "timeout", true), (.cannotFindHost, "dns", true), (.dnsLookupFailed, "dns", true),
-            (.cannotConnectToHost, "connection_refused", true), (.networkConnectionLost, "connection_lost", true),
-            (.secureConnectionFailed, "tls", false), (.serverCertificateUntrusted, "tls", false),
-            (.serverCertificateHasBadDate, "tls", false), (.httpTooManyRedirects, "redirect", false),
-            (.badServerResponse, "protocol", false), (.unsupportedURL, "unsupported_url", false),
-            (.notConnectedToInternet, "network", true), (.unknown, "network", true),
+        let cases: [(URLError.Code, JobErrorCode, Bool)] = [
+            (.timedOut, .timeout, true), (.cannotFindHost, .dns, true), (.dnsLookupFailed, .dns, true),
+            (.cannotConnectToHost, .connectionRefused, true), (.networkConnectionLost, .connectionLost, true),
+            (.secureConnectionFailed, .tls, false), (.serverCertificateUntrusted, .tls, false),
+            (.serverCertificateHasBadDate, .tls, false), (.httpTooManyRedirects, .redirect, false),
+            (.badServerResponse, .protocolViolation, false), (.unsupportedURL, .unsupportedURL, false),
+            (.notConnectedToInternet, .network, true), (.unknown, .network, true),
         ]
         for (code, expected, retried) in cases {
             let failure = FailureClassifier.network(URLError(code), url: Self.url, idleTimeout: 30)
@@ -63,6 +63,6 @@ struct FailureClassifierTests {
     @Test func libcurlsOutOfMemoryForHugeHeadersIsAProtocolError() {
         let error = NSError(domain: NSURLErrorDomain, code: -1, userInfo: [NSLocalizedDescriptionKey: "Out of memory"])
         let failure = FailureClassifier.network(error, url: Self.url, idleTimeout: 30)
-        #expect(failure.error.code == "protocol" && !failure.retryable)
+        #expect(failure.error.code == .protocolViolation && !failure.retryable)
     }
 }

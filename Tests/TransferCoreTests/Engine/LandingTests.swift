@@ -40,14 +40,14 @@ struct LandingTests {
         var (file, request) = try partialFile(in: directory, bytes: [1, 2, 3])
         let digest = FileDigest()
         request.expectedSize = 4
-        #expect(Landing.verify(file: file, bytes: 3, sha256: digest.sha256Hex, digest: digest, announced: nil, request: request)?.code == "size_mismatch")
+        #expect(Landing.verify(file: file, bytes: 3, sha256: digest.sha256Hex, digest: digest, announced: nil, request: request)?.code == .sizeMismatch)
         request.expectedSize = nil
         request.expectedSha256 = String(repeating: "a", count: 64)
-        #expect(Landing.verify(file: file, bytes: 3, sha256: digest.sha256Hex, digest: digest, announced: nil, request: request)?.code == "digest_mismatch")
+        #expect(Landing.verify(file: file, bytes: 3, sha256: digest.sha256Hex, digest: digest, announced: nil, request: request)?.code == .digestMismatch)
         request.expectedSha256 = nil
         let announced = AnnouncedDigest(algorithm: .sha256, hex: String(repeating: "b", count: 64), header: "Repr-Digest")
         let refusal = Landing.verify(file: file, bytes: 3, sha256: digest.sha256Hex, digest: digest, announced: announced, request: request)
-        #expect(refusal?.code == "digest_mismatch" && refusal?.message.contains("Repr-Digest") == true)
+        #expect(refusal?.code == .digestMismatch && refusal?.message.contains("Repr-Digest") == true)
     }
 
     @Test func aPartialFileReplacedWhileTheDownloadRanIsNotMoved() throws {
@@ -56,7 +56,7 @@ struct LandingTests {
         let (file, request) = try partialFile(in: directory, bytes: [1])
         try FileManager.default.removeItem(atPath: file.path)
         _ = FileManager.default.createFile(atPath: file.path, contents: Data([9]))
-        #expect(Landing.refusal(file: file, request: request)?.code == "disk")
+        #expect(Landing.refusal(file: file, request: request)?.code == .disk)
     }
 
     @Test func anExistingDestinationIsLeftAloneWithoutOverwrite() throws {

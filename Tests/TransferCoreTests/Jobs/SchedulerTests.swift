@@ -44,7 +44,7 @@ struct SchedulerTests {
         try await eventually("the third start") { engine.started.count == 3 }
         #expect(engine.started.last?.jobID == "c")
         #expect(try await state(manager, "a") == .completed)
-        engine.report(.failed(jobID: "b", error: JobError(code: "http_status", message: "404")))
+        engine.report(.failed(jobID: "b", error: JobError(code: .httpStatus, message: "404")))
         try await eventually("the fourth start") { engine.started.count == 4 }
         #expect(try await state(manager, "b") == .failed)
     }
@@ -59,7 +59,7 @@ struct SchedulerTests {
         engine.report(.responded(jobID: "r", totalBytes: 100, validator: "\"v\"", startOffset: 0, partialInode: 1, generation: 0, finalURL: nil))
         engine.report(
             .interrupted(
-                jobID: "r", error: JobError(code: "connection_lost", message: "lost"),
+                jobID: "r", error: JobError(code: .connectionLost, message: "lost"),
                 kept: StoppedTransfer(bytes: 40, validator: "\"v\"", totalBytes: 100), retryAfter: nil))
         try await eventually("the retry") { engine.started.count == 2 }
         let retry = engine.started[1]
@@ -75,7 +75,7 @@ struct SchedulerTests {
         try await eventually("the first start") { engine.started.count == 1 }
         engine.report(
             .interrupted(
-                jobID: "w", error: JobError(code: "http_status", message: "503", httpStatus: 503),
+                jobID: "w", error: JobError(code: .httpStatus, message: "503", httpStatus: 503),
                 kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: nil), retryAfter: 3600))
         try await eventually("the waiting state") { try await state(manager, "w") == .waiting }
         let job = try #require(try await manager.status(id: "w", states: nil, caller: 0).first)
@@ -94,12 +94,12 @@ struct SchedulerTests {
             try await eventually("attempt \(attempt)") { engine.started.count == attempt }
             engine.report(
                 .interrupted(
-                    jobID: "f", error: JobError(code: "connection_refused", message: "refused \(attempt)"),
+                    jobID: "f", error: JobError(code: .connectionRefused, message: "refused \(attempt)"),
                     kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: nil), retryAfter: nil))
         }
         try await eventually("the failure") { try await state(manager, "f") == .failed }
         let job = try #require(try await manager.status(id: "f", states: nil, caller: 0).first)
-        #expect(job.error?.code == "connection_refused")
+        #expect(job.error?.code == .connectionRefused)
         #expect(job.error?.message.contains("refused 3") == true)
         #expect(engine.started.count == 3)
     }

@@ -16,9 +16,14 @@ struct TransferManagerRecoveryTests {
     }
 
     private func manager(replaying records: [JobRecord], in directory: TemporaryDirectory) async throws -> TransferManager {
-        let journal = try Journal(directory: directory.path, logger: logger)
         let encoder = WireCoding.encoder()
-        try await journal.commit(try records.map { .put(key: $0.journalKey, value: Array(try encoder.encode($0))) })
+        return try await manager(replaying: try records.map { ($0.journalKey, Array(try encoder.encode($0))) }, in: directory)
+    }
+
+    /// Replays records given as the journal holds them: keys and encoded values.
+    private func manager(replaying values: [(key: String, value: [UInt8])], in directory: TemporaryDirectory) async throws -> TransferManager {
+        let journal = try Journal(directory: directory.path, logger: logger)
+        try await journal.commit(values.map { .put(key: $0.key, value: $0.value) })
         let reopened = try Journal(directory: directory.path, logger: logger)
         return try TransferManager(
             journal: reopened, engine: TransferEngine(configuration: EngineConfiguration(), logger: logger),
@@ -97,11 +102,32 @@ struct TransferManagerRecoveryTests {
         for id in ["idle-1e16", "ftp", "negative"] {
             let job = try #require(try await manager.status(id: id, states: nil, caller: 0).first)
             #expect(job.state == .failed, "\(id)")
-            #expect(job.error?.code == "invalid_job", "\(id)")
+            #expect(job.error?.code == .invalidJob, "\(id)")
             #expect(job.error?.message.contains("submit it again") == true, "\(job.error?.message ?? "")")
         }
         #expect(try await manager.status(id: "idle-1e16", states: nil, caller: 0).first?.error?.message.contains("retry.idle_timeout_seconds") == true)
         #expect(try await manager.status(id: "fine", states: nil, caller: 0).first?.state == .queued)
         #expect(await manager.counts.queued == 1, "only the valid job is queued")
+    }
+
+    /// A journal written by a newer version may hold an error code this one does not know: the
+    /// job is still replayed, and its code is kept as written.
+    @Test func aJournaledErrorCodeThisVersionDoesNotKnowIsKept() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var failed = record(id: "newer", order: 1, state: .failed, destination: directory.file("a"), total: nil, inode: nil)
+        failed.error = JobError(code: .network, message: "over quota", httpStatus: 507)
+        failed.finishedAt = Date()
+        let encoded = String(decoding: try WireCoding.encoder().encode(failed), as: UTF8.self)
+        let written = encoded.replacingOccurrences(of: #""code":"network""#, with: #""code":"quota_exceeded""#)
+        #expect(written != encoded)
+        let manager = try await manager(replaying: [(failed.journalKey, Array(written.utf8))], in: directory)
+        let job = try #require(try await manager.status(id: "newer", states: nil, caller: 0).first)
+        #expect(job.state == .failed)
+        #expect(job.error?.code == .unrecognized)
+        #expect(job.error?.rawCode == "quota_exceeded")
+        #expect(job.error?.httpStatus == 507)
+        let answered = String(decoding: try WireCoding.encoder().encode(job), as: UTF8.self)
+        #expect(answered.contains(#""code":"quota_exceeded""#), "\(answered)")
     }
 }

@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+import TransferProtocol
+@testable import transferctl
+
+/// `transferctl status ID` as it renders a job's error.
+@Suite("Job detail")
+struct JobDetailTests {
+    private func job(error: String) throws -> Job {
+        let line = #"{"attempts":1,"bytes_received":0,"created_at":"2026-11-22T10:00:00.000Z","destination":"/srv/f","error":"#
+            + error + #","header_names":[],"id":"a","overwrite":false,"owner":1000,"state":"failed","url":"https://example.com/f"}"#
+        return try WireCoding.decoder().decode(Job.self, from: Data(line.utf8))
+    }
+
+    @Test func anErrorShowsItsCodeAndStatus() throws {
+        let text = JobDetail(job: try job(error: #"{"code":"http_status","http_status":404,"message":"not found"}"#)).render()
+        #expect(text.contains("error:") && text.contains("not found (http_status, HTTP 404)"), "\(text)")
+    }
+
+    /// A newer daemon may send a code this transferctl does not know: shown as sent.
+    @Test func aCodeThisVersionDoesNotKnowIsShownAsSent() throws {
+        let text = JobDetail(job: try job(error: #"{"code":"quota_exceeded","http_status":507,"message":"over quota"}"#)).render()
+        #expect(text.contains("over quota (quota_exceeded, HTTP 507)"), "\(text)")
+    }
+}
