@@ -4,6 +4,10 @@ import TransferProtocol
 extension RequestRouter {
     /// `ack`: the caller's session has its terminal events up to `seq`.
     func ack(_ params: Ack.Params, peer: Peer) async throws(RPCError) -> Ack.Result {
-        Ack.Result(acknowledged: try await manager.ack(session: params.session, through: params.seq, caller: peer.uid))
+        do {
+            return Ack.Result(acknowledged: try await manager.ack(session: params.session, through: params.seq, caller: peer.uid))
+        } catch {
+            throw RPCError(error)
+        }
     }
 }

@@ -6,7 +6,12 @@ extension RequestRouter {
     func subscribe(_ params: Subscribe.Params, peer: Peer, subscriptions: ConnectionSubscriptions) async throws(RPCError) -> Subscribe.Result {
         let current = configuration.current
         try subscriptions.checkRoom(limit: current.maxSubscriptionsPerConnection)
-        let subscription = try await manager.subscribe(params, caller: peer.uid, queueLimit: current.subscriberQueueEvents)
+        let subscription: Subscription
+        do {
+            subscription = try await manager.subscribe(params, caller: peer.uid, queueLimit: current.subscriberQueueEvents)
+        } catch {
+            throw RPCError(error)
+        }
         subscriptions.add(subscription)
         return Subscribe.Result(subscription: subscription.id, replay: subscription.replayCount, seq: subscription.startSeq)
     }

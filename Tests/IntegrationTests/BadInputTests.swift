@@ -50,6 +50,47 @@ struct BadInputTests {
         #expect(try daemon.jobs().isEmpty, "no bad request created a job")
     }
 
+    /// The core's refusals reach the wire word for word, with the flag a transferctl user would
+    /// type where the message names a parameter.
+    @Test func refusalsOfTheCoreKeepTheirAnswerLines() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let existing = daemon.destination("exists")
+        _ = FileManager.default.createFile(atPath: existing, contents: Data("x".utf8))
+        let submit = { (params: String) in #"{"jsonrpc":"2.0","id":1,"method":"submit","params":"# + params + "}" }
+        let answer = { (code: Int, name: String, message: String) in
+            #"{"error":{"code":\#(code),"data":{"name":"\#(name)"},"message":"\#(message)"},"id":1,"jsonrpc":"2.0"}"#
+        }
+        let cases: [(String, String)] = [
+            (
+                submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(existing)"}"#),
+                answer(1003, "destination_exists", "destination \(existing) already exists: remove it, or submit with overwrite (transferctl submit --overwrite) to replace it")
+            ),
+            (
+                #"{"jsonrpc":"2.0","id":1,"method":"status","params":{"id":"nope"}}"#,
+                answer(1004, "no_such_job", "no such job: nope (see transferctl status for your jobs)")
+            ),
+            (
+                submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(daemon.destination("a"))","sha256":"xyz"}"#),
+                answer(-32602, "invalid_params", "sha256 'xyz' is not a SHA-256: give 64 hexadecimal digits, as printed by sha256sum")
+            ),
+            (
+                submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(daemon.destination("a"))","size":2305843009213693952}"#),
+                answer(-32602, "invalid_params", "size is 2305843009213693952: give 0 to 1152921504606846976 bytes")
+            ),
+            (
+                submit(#"{"url":"gopher://127.0.0.1/x","destination":"\#(daemon.destination("a"))"}"#),
+                answer(1001, "unsupported_url", "the URL scheme 'gopher' is not supported: transferd fetches only http:// and https:// URLs")
+            ),
+        ]
+        let client = try daemon.client()
+        for (line, expected) in cases {
+            try client.sendLine(Array(line.utf8))
+            #expect(String(decoding: try client.readLine(), as: UTF8.self) == expected, "\(line)")
+        }
+    }
+
     @Test func aRequestLineOverOneMiBIsRefusedAndTheConnectionGoesOn() async throws {
         let daemon = try TestDaemon()
         defer { daemon.cleanUp() }

@@ -11,12 +11,12 @@ import Glibc
 /// as it gives the files.
 enum DirectoryCreator {
     /// Creates the missing directories of `path` for `owner`; an error names the component at fault.
-    static func createDirectories(of path: String, roots: AllowedRoots, owner: DownloadOwner) throws(RPCError) {
+    static func createDirectories(of path: String, roots: AllowedRoots, owner: DownloadOwner) throws(CoreError) {
         do throws(DestinationError) {
             let destination = try DestinationPath.parse(path, roots: roots)
             try create(destination, owner: owner, access: owner.accessToCheck())
         } catch {
-            throw RPCError(.invalidDestination, error.message)
+            throw CoreError(.invalidDestination, error.message)
         }
     }
 

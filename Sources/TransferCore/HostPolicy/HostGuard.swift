@@ -1,6 +1,6 @@
 public import Foundation
 import Synchronization
-public import TransferProtocol
+import TransferProtocol
 
 /// The live ``HostPolicy`` and the checks made with it: at submit, when each attempt starts, and
 /// on every redirect. The daemon replaces the policy on reload.
@@ -65,7 +65,7 @@ public final class HostGuard: Sendable {
 
     /// The check at submit, run off the caller's thread: refuses what the policy denies. A name
     /// that does not resolve now is accepted, since each attempt checks again before it connects.
-    public func admit(_ url: URL) async throws(RPCError) {
+    public func admit(_ url: URL) async throws(CoreError) {
         let verdict: Verdict
         if needsLookup(url) {
             verdict = await withCheckedContinuation { (continuation: CheckedContinuation<Verdict, Never>) in
@@ -75,7 +75,7 @@ public final class HostGuard: Sendable {
             verdict = self.verdict(for: url)
         }
         if case .refused(let message) = verdict {
-            throw RPCError(.hostNotAllowed, "\(Redaction.url(url)) cannot be fetched: \(message)")
+            throw CoreError(.hostNotAllowed, "\(Redaction.url(url)) cannot be fetched: \(message)")
         }
     }
 }

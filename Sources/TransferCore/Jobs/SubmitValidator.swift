@@ -13,37 +13,37 @@ enum SubmitValidator {
         "te", "trailer", "upgrade", "keep-alive", "proxy-connection", "expect",
     ]
 
-    static func validateID(_ id: String) throws(RPCError) {
+    static func validateID(_ id: String) throws(CoreError) {
         guard Limits.isValidName(id) else {
-            throw RPCError(
-                .invalidParams,
+            throw CoreError(
+                .invalidParameter("id"),
                 "job id '\(id.prefix(64))' is not allowed: use 1 to \(Limits.maxJobIDLength) characters of A-Z a-z 0-9 . _ -")
         }
     }
 
     /// A session name: the same characters and length as a job id.
-    static func validateSession(_ session: String) throws(RPCError) {
+    static func validateSession(_ session: String) throws(CoreError) {
         guard Limits.isValidName(session) else {
-            throw RPCError(
-                .invalidParams,
+            throw CoreError(
+                .invalidParameter("session"),
                 "session '\(session.prefix(64))' is not allowed: use 1 to \(Limits.maxJobIDLength) characters of A-Z a-z 0-9 . _ -, e.g. backup.nightly")
         }
     }
 
-    static func validateURL(_ text: String) throws(RPCError) -> URL {
+    static func validateURL(_ text: String) throws(CoreError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
-            throw RPCError(.unsupportedURL, "'\(Redaction.urlText(text).prefix(200))' is not a URL: give an absolute http:// or https:// URL")
+            throw CoreError(.unsupportedURL, "'\(Redaction.urlText(text).prefix(200))' is not a URL: give an absolute http:// or https:// URL")
         }
         guard scheme == "http" || scheme == "https" else {
-            throw RPCError(.unsupportedURL, "the URL scheme '\(scheme.prefix(40))' is not supported: transferd fetches only http:// and https:// URLs")
+            throw CoreError(.unsupportedURL, "the URL scheme '\(scheme.prefix(40))' is not supported: transferd fetches only http:// and https:// URLs")
         }
         guard let host = url.host(percentEncoded: false), !host.isEmpty else {
-            throw RPCError(.unsupportedURL, "the URL '\(Redaction.urlText(text).prefix(200))' has no host")
+            throw CoreError(.unsupportedURL, "the URL '\(Redaction.urlText(text).prefix(200))' has no host")
         }
         // Decoded, the host is what the host rules judge; a name with spaces, controls or
         // delimiters in it is not one libcurl would read the same way.
         guard host.unicodeScalars.allSatisfy(isHostCharacter) else {
-            throw RPCError(.unsupportedURL, "the host of '\(Redaction.urlText(text).prefix(200))' contains characters a host name cannot have")
+            throw CoreError(.unsupportedURL, "the host of '\(Redaction.urlText(text).prefix(200))' contains characters a host name cannot have")
         }
         return url
     }
@@ -60,33 +60,33 @@ enum SubmitValidator {
     /// Checks names (HTTP tokens, no duplicates in another case, none transferd sets) and values
     /// (no control characters but tab, so nothing can be injected or folded into another line).
     /// Messages name the header but never quote its value, which may be a credential.
-    static func validateHeaders(_ headers: [String: String]) throws(RPCError) {
+    static func validateHeaders(_ headers: [String: String]) throws(CoreError) {
         guard headers.count <= maxHeaderCount else {
-            throw RPCError(.invalidHeader, "\(headers.count) headers were given; at most \(maxHeaderCount) are accepted")
+            throw CoreError(.invalidHeader, "\(headers.count) headers were given; at most \(maxHeaderCount) are accepted")
         }
         let total = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         guard total <= maxHeaderBytes else {
-            throw RPCError(.invalidHeader, "the headers' names and values come to \(total) bytes; at most \(maxHeaderBytes) are accepted")
+            throw CoreError(.invalidHeader, "the headers' names and values come to \(total) bytes; at most \(maxHeaderBytes) are accepted")
         }
         var seen: Set<String> = []
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             guard !name.isEmpty, name.utf8.count <= maxHeaderNameBytes, name.utf8.allSatisfy(isTokenCharacter) else {
-                throw RPCError(
+                throw CoreError(
                     .invalidHeader,
                     "header name '\(name.prefix(100))' is not a valid HTTP field name: use 1 to \(maxHeaderNameBytes) letters, digits and !#$%&'*+-.^_`|~")
             }
             guard seen.insert(name.lowercased()).inserted else {
-                throw RPCError(.invalidHeader, "header \(name) is given twice (names are case-insensitive): give it once")
+                throw CoreError(.invalidHeader, "header \(name) is given twice (names are case-insensitive): give it once")
             }
             guard !reservedHeaders.contains(name.lowercased()) else {
-                throw RPCError(.invalidHeader, "header \(name) is set by transferd itself and cannot be given")
+                throw CoreError(.invalidHeader, "header \(name) is set by transferd itself and cannot be given")
             }
             guard value.utf8.count <= maxHeaderValueBytes else {
-                throw RPCError(.invalidHeader, "the value of header \(name) is \(value.utf8.count) bytes long; at most \(maxHeaderValueBytes) are accepted")
+                throw CoreError(.invalidHeader, "the value of header \(name) is \(value.utf8.count) bytes long; at most \(maxHeaderValueBytes) are accepted")
             }
             if let control = value.unicodeScalars.first(where: isForbiddenInValue) {
                 let code = "U+" + String(control.value, radix: 16, uppercase: true).leftPadded(to: 4)
-                throw RPCError(
+                throw CoreError(
                     .invalidHeader,
                     "the value of header \(name) contains the control character \(code); CR, LF, NUL and other controls "
                         + "(tab excepted) are refused because they could inject or fold header lines")
@@ -99,7 +99,7 @@ enum SubmitValidator {
     /// link, and checks what is there now. When the daemon writes for another user, `owner` must be
     /// able to enter each directory from the root down, write the last one, and replace an
     /// existing file.
-    static func validateDestination(_ path: String, overwrite: Bool, roots: AllowedRoots, owner: DownloadOwner) throws(RPCError) {
+    static func validateDestination(_ path: String, overwrite: Bool, roots: AllowedRoots, owner: DownloadOwner) throws(CoreError) {
         let destination: DestinationPath
         let directory: DirectoryHandle
         let access = owner.accessToCheck()
@@ -107,23 +107,23 @@ enum SubmitValidator {
             destination = try DestinationPath.parse(path, roots: roots)
             directory = try DirectoryWalker.open(destination, access: access)
         } catch {
-            throw RPCError(.invalidDestination, error.message)
+            throw CoreError(.invalidDestination, error.message)
         }
         guard let existing = directory.status(of: destination.name) else { return }
         if (existing.st_mode & S_IFMT) == S_IFLNK {
-            throw RPCError(
+            throw CoreError(
                 .invalidDestination,
                 "destination \(path) is a symbolic link, and transferd follows none below an allowed root (\(destination.root)): "
                     + "remove the link, or give the path of the real file")
         }
         guard (existing.st_mode & S_IFMT) == S_IFREG else {
-            throw RPCError(.invalidDestination, "destination \(path) exists and is not a regular file; transferd replaces only regular files")
+            throw CoreError(.invalidDestination, "destination \(path) exists and is not a regular file; transferd replaces only regular files")
         }
         guard overwrite else {
-            throw RPCError(.destinationExists, "destination \(path) already exists: remove it, or submit with overwrite (transferctl submit --overwrite) to replace it")
+            throw CoreError(.destinationExists, "destination \(path) already exists: remove it, or submit with \(parameter: .submitOverwrite) to replace it")
         }
         if let access, let info = try? directory.status(), !access.mayReplace(existing, in: info) {
-            throw RPCError(
+            throw CoreError(
                 .invalidDestination,
                 "destination \(path) belongs to uid \(existing.st_uid) and \(destination.directory) is sticky, so only its owner may "
                     + "replace it: remove it as its owner, or choose another name")
@@ -133,7 +133,7 @@ enum SubmitValidator {
     /// Why a journaled, unfinished job must not start, if it must not: a value that submit refuses
     /// now (an older version, or a damaged but well-formed record, let it through).
     static func replayProblem(_ job: JobRecord) -> String? {
-        do throws(RPCError) {
+        do throws(CoreError) {
             _ = try validateURL(job.url)
             try validateHeaders(job.headers)
             try validateRetryLimits(job.retry)
@@ -151,18 +151,18 @@ enum SubmitValidator {
     }
 
     /// A SHA-256 in hex (either case); returns it in lowercase.
-    static func validateSHA256(_ text: String?) throws(RPCError) -> String? {
+    static func validateSHA256(_ text: String?) throws(CoreError) -> String? {
         guard let text else { return nil }
         let hex = text.lowercased()
         guard hex.utf8.count == 64, hex.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }) else {
-            throw RPCError(.invalidParams, "sha256 '\(text.prefix(80))' is not a SHA-256: give 64 hexadecimal digits, as printed by sha256sum")
+            throw CoreError(.invalidParameter("sha256"), "sha256 '\(text.prefix(80))' is not a SHA-256: give 64 hexadecimal digits, as printed by sha256sum")
         }
         return hex
     }
 
     /// Checks every number of a job's retry limits against `Limits.Job`, naming the parameter
     /// and its range.
-    static func validateRetryLimits(_ limits: RetryLimits?) throws(RPCError) {
+    static func validateRetryLimits(_ limits: RetryLimits?) throws(CoreError) {
         guard let limits else { return }
         if let attempts = limits.maxAttempts, !Limits.Job.maxAttempts.contains(attempts) {
             throw outOfRange("retry.max_attempts", attempts, Limits.Job.maxAttempts, "attempts (1 means no retries)")
@@ -181,14 +181,14 @@ enum SubmitValidator {
     }
 
     /// Checks an expected size against `Limits.Job.size`.
-    static func validateSize(_ size: Int64?) throws(RPCError) {
+    static func validateSize(_ size: Int64?) throws(CoreError) {
         guard let size, !Limits.Job.size.contains(size) else { return }
         throw outOfRange("size", size, Limits.Job.size, "bytes")
     }
 
     /// "size is -1: give 0 to 1152921504606846976 bytes".
-    static func outOfRange<T: Comparable>(_ name: String, _ value: T, _ range: ClosedRange<T>, _ unit: String) -> RPCError {
-        RPCError(.invalidParams, "\(name) is \(shown(value)): give \(shown(range.lowerBound)) to \(shown(range.upperBound)) \(unit)")
+    static func outOfRange<T: Comparable>(_ name: String, _ value: T, _ range: ClosedRange<T>, _ unit: String) -> CoreError {
+        CoreError(.invalidParameter(name), "\(name) is \(shown(value)): give \(shown(range.lowerBound)) to \(shown(range.upperBound)) \(unit)")
     }
 
     /// A number as a message shows it: whole values without a fraction (86400, not 86400.0).
@@ -201,10 +201,10 @@ enum SubmitValidator {
 
     /// Refuses a download whose expected size does not fit in the destination's free space
     /// minus the reserve.
-    static func validateSpace(for size: Int64, destination: String, reserve: Int64) throws(RPCError) {
+    static func validateSpace(for size: Int64, destination: String, reserve: Int64) throws(CoreError) {
         let directory = FileIO.parentDirectory(of: destination)
         guard let available = FileIO.availableBytes(directory), available - reserve < size else { return }
-        throw RPCError(
+        throw CoreError(
             .insufficientSpace,
             "\(directory) has \(max(0, available)) bytes free; the download needs \(size) and \(reserve) are kept free "
                 + "(disk_reserve_bytes in the configuration): free some space or choose another destination")

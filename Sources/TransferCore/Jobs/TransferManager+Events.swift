@@ -79,11 +79,11 @@ extension TransferManager {
     /// Starts a subscription for `caller`: with `session`, the session's unacknowledged terminal
     /// events are replayed; with `ids`, the latest event of each job. Returns once every replayed
     /// event is durable.
-    public func subscribe(_ params: Subscribe.Params, caller: UInt32, queueLimit: Int) async throws(RPCError) -> Subscription {
+    public func subscribe(_ params: Subscribe.Params, caller: UInt32, queueLimit: Int) async throws(CoreError) -> Subscription {
         if let session = params.session { try SubmitValidator.validateSession(session) }
         let all = params.all == true
         guard !all || caller == 0 else {
-            throw RPCError(.notPermitted, "only root may follow every user's jobs: leave out all (transferctl watch --all) to follow yours")
+            throw CoreError(.notPermitted, "only root may follow every user's jobs: leave out \(parameter: .subscribeAll) to follow yours")
         }
         if let ids = params.ids {
             for id in ids { _ = try visibleJob(id, caller: caller) }
@@ -130,7 +130,7 @@ extension TransferManager {
 
     /// Marks the terminal events of `caller`'s `session` up to `seq` as delivered; returns how many
     /// that were not already. Answers once the marks are durable.
-    public func ack(session: String, through seq: UInt64, caller: UInt32) async throws(RPCError) -> Int {
+    public func ack(session: String, through seq: UInt64, caller: UInt32) async throws(CoreError) -> Int {
         try SubmitValidator.validateSession(session)
         var changes: [Journal.Change] = []
         for var job in jobs.values
@@ -140,13 +140,13 @@ extension TransferManager {
             do {
                 changes.append(.put(key: job.journalKey, value: try encode(job)))
             } catch {
-                throw RPCError(.internalError, "an acknowledgement could not be encoded (\(error))")
+                throw CoreError(.internalFailure, "an acknowledgement could not be encoded (\(error))")
             }
         }
         do {
             try await journal.commit(changes)
         } catch {
-            throw RPCError(.internalError, "the acknowledgement could not be written to the journal (\(error)); acknowledge again")
+            throw CoreError(.internalFailure, "the acknowledgement could not be written to the journal (\(error)); acknowledge again")
         }
         return changes.count
     }

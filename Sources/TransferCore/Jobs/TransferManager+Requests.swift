@@ -11,9 +11,9 @@ extension TransferManager {
 
     /// Accepts a download for `owner` (uid), whose process ran with `group` (gid) when known;
     /// returns once its record is on disk.
-    public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(RPCError) -> Job {
+    public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async throws(CoreError) -> Job {
         guard let result = await submit([params], owner: owner, group: group).first else {
-            throw RPCError(.internalError, "the submit produced no answer")
+            throw CoreError(.internalFailure, "the submit produced no answer")
         }
         return try result.get()
     }
@@ -21,10 +21,10 @@ extension TransferManager {
     /// Accepts several downloads for `owner` in one durable step: the records of every accepted
     /// job are written together and synced once (one group commit). Returns each submit's job or
     /// why it was refused, in order; a refused submit does not stop the others.
-    public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, RPCError>] {
+    public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, CoreError>] {
         let startedAt = MonotonicClock.nanoseconds()
         defer { metrics.submitDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- startedAt) }
-        var results = [Result<Job, RPCError>](repeating: .failure(RPCError(.internalError, "not submitted")), count: batch.count)
+        var results = [Result<Job, CoreError>](repeating: .failure(CoreError(.internalFailure, "not submitted")), count: batch.count)
         // The host checks may resolve names: all done before the checks below, which run without
         // a suspension point, so that nothing changes between them and the jobs' insertion.
         var urls: [URL?] = []
@@ -72,7 +72,7 @@ extension TransferManager {
                 encoded.append((index, job, url))
             } catch {
                 jobs[job.id] = nil
-                results[index] = .failure(RPCError(.internalError, "the job could not be encoded (\(error)); it was not accepted"))
+                results[index] = .failure(CoreError(.internalFailure, "the job could not be encoded (\(error)); it was not accepted"))
             }
         }
         accepted = encoded
@@ -99,8 +99,8 @@ extension TransferManager {
         return results
     }
 
-    private static func notWritten(_ error: any Error) -> RPCError {
-        RPCError(.internalError, "the job could not be written to the journal (\(error)); it was not accepted")
+    private static func notWritten(_ error: any Error) -> CoreError {
+        CoreError(.internalFailure, "the job could not be written to the journal (\(error)); it was not accepted")
     }
 
     /// What checking one submit found: a job submitted before under the same id, or a new record.
@@ -114,13 +114,13 @@ extension TransferManager {
     /// asked; returns the record to write, or the existing job its id names.
     func admit(
         _ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, busy: [String: String]
-    ) throws(RPCError) -> Admission {
-        guard acceptingWork else { throw RPCError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
+    ) throws(CoreError) -> Admission {
+        guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
             if let existing = jobs[id] {
                 guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
-                    throw RPCError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                    throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
                 }
                 return .existing(existing)
             }
@@ -140,8 +140,8 @@ extension TransferManager {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
         }
         guard unfinished < configuration.maxJobsPerUser else {
-            throw RPCError(
-                .limitExceeded,
+            throw CoreError(
+                .limitReached("max_jobs_per_user"),
                 "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
@@ -150,7 +150,7 @@ extension TransferManager {
             let mine = jobs[busyID]?.owner == owner
             let who = mine ? "job \(busyID) is" : "another user's job is"
             let fix = mine ? "wait for it or cancel it first" : "choose another destination"
-            throw RPCError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
+            throw CoreError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
         }
         let id = params.id ?? newJobID()
         let job = JobRecord(
@@ -164,12 +164,12 @@ extension TransferManager {
 
     /// One job, or the caller's jobs in submission order, optionally filtered by state. Root
     /// (uid 0) may see any job by id, and every user's jobs in the list with `all`.
-    public func status(id: String?, states: [JobState]?, caller: UInt32, all: Bool = false) throws(RPCError) -> [Job] {
+    public func status(id: String?, states: [JobState]?, caller: UInt32, all: Bool = false) throws(CoreError) -> [Job] {
         if let id {
             return [view(try visibleJob(id, caller: caller))]
         }
         guard !all || caller == 0 else {
-            throw RPCError(.notPermitted, "only root may list every user's jobs: leave out all (transferctl status --all) to list yours")
+            throw CoreError(.notPermitted, "only root may list every user's jobs: leave out \(parameter: .statusAll) to list yours")
         }
         let wanted = states.map(Set.init)
         return jobs.values
@@ -180,20 +180,20 @@ extension TransferManager {
     }
 
     /// Cancels a queued or running job and removes its partial file.
-    public func cancel(id: String, caller: UInt32) async throws(RPCError) -> Job {
+    public func cancel(id: String, caller: UInt32) async throws(CoreError) -> Job {
         var job = try visibleJob(id, caller: caller)
         guard !job.state.isTerminal else {
             let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
-            throw RPCError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
+            throw CoreError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
         }
         if job.state == .running {
             switch engine.cancel(jobID: id) {
             case .cancelled:
                 break
             case .landing:
-                throw RPCError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
+                throw CoreError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
             case .notRunning:
-                throw RPCError(.jobFinished, "job \(id) has just ended; see transferctl status \(id) for how")
+                throw CoreError(.jobFinished, "job \(id) has just ended; see transferctl status \(id) for how")
             }
         } else {
             queue.removeAll { $0 == id }
@@ -208,7 +208,7 @@ extension TransferManager {
         do {
             try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
         } catch {
-            throw RPCError(.internalError, "the cancellation could not be written to the journal (\(error))")
+            throw CoreError(.internalFailure, "the cancellation could not be written to the journal (\(error))")
         }
         logger(forJob: id).info("job cancelled")
         enqueue(event)
@@ -216,11 +216,11 @@ extension TransferManager {
     }
 
     /// Returns once everything acknowledged so far is durable.
-    func sync() async throws(RPCError) {
+    func sync() async throws(CoreError) {
         do {
             try await journal.sync()
         } catch {
-            throw RPCError(.internalError, "the journal could not be synced (\(error))")
+            throw CoreError(.internalFailure, "the journal could not be synced (\(error))")
         }
     }
 }

@@ -278,9 +278,9 @@ public actor TransferManager {
 
     // MARK: - Helpers
 
-    func visibleJob(_ id: String, caller: UInt32) throws(RPCError) -> JobRecord {
+    func visibleJob(_ id: String, caller: UInt32) throws(CoreError) -> JobRecord {
         guard let job = jobs[id], caller == 0 || job.owner == caller else {
-            throw RPCError(.noSuchJob, "no such job: \(id.prefix(Limits.maxJobIDLength)) (see transferctl status for your jobs)")
+            throw CoreError(.noSuchJob, "no such job: \(id.prefix(Limits.maxJobIDLength)) (see transferctl status for your jobs)")
         }
         return job
     }

@@ -74,7 +74,7 @@ final class Harness: Sendable {
             let job = try await manager.submit(params, owner: 0)
             check(job.state != .failed || job.error != nil, "a failed job without an error")
         } catch {
-            check(!error.message.isEmpty, "a refusal without a message (\(error.code))")
+            check(!error.message.isEmpty, "a refusal without a message (\(error.kind))")
         }
         await manager.dropExpired(now: .distantFuture)
     }

@@ -9,13 +9,13 @@ import TransferProtocol
 @Suite("Submit validation")
 struct SubmitValidatorTests {
     /// Validates as the test's own user, with `roots` (anywhere by default).
-    private func validate(_ path: String, overwrite: Bool = false, roots: AllowedRoots = .everywhere) throws(RPCError) {
+    private func validate(_ path: String, overwrite: Bool = false, roots: AllowedRoots = .everywhere) throws(CoreError) {
         try SubmitValidator.validateDestination(path, overwrite: overwrite, roots: roots, owner: DownloadOwner(uid: geteuid(), gid: nil))
     }
 
     @Test(arguments: ["ftp://example.com/x", "file:///etc/passwd", "not a url", "http://", "/relative"])
     func refusesURLsThatAreNotHTTP(url: String) {
-        #expect(throws: RPCError.self) { try SubmitValidator.validateURL(url) }
+        #expect(throws: CoreError.self) { try SubmitValidator.validateURL(url) }
     }
 
     @Test func acceptsHTTPAndHTTPS() throws {
@@ -29,7 +29,7 @@ struct SubmitValidatorTests {
                 try validate(path)
                 Issue.record("\(path) was accepted")
             } catch {
-                #expect(error.code == .invalidDestination, "\(path): \(error.message)")
+                #expect(error.kind == .invalidDestination, "\(path): \(error.message)")
             }
         }
     }
@@ -43,7 +43,7 @@ struct SubmitValidatorTests {
             try validate(path)
             Issue.record("an existing file was accepted without overwrite")
         } catch {
-            #expect(error.code == .destinationExists)
+            #expect(error.kind == .destinationExists)
             #expect(error.message.contains("overwrite"))
         }
         try validate(path, overwrite: true)
@@ -63,7 +63,7 @@ struct SubmitValidatorTests {
                 try validate(path, overwrite: overwrite, roots: roots)
                 Issue.record("\(path) was accepted")
             } catch {
-                #expect(error.code == .invalidDestination)
+                #expect(error.kind == .invalidDestination)
                 #expect(error.message.contains("symbolic link"), "\(error.message)")
             }
         }
@@ -77,15 +77,15 @@ struct SubmitValidatorTests {
             try validate(directory.file("elsewhere"), roots: roots)
             Issue.record("accepted")
         } catch {
-            #expect(error.code == .invalidDestination)
+            #expect(error.kind == .invalidDestination)
             #expect(error.message.contains("outside the allowed roots") && error.message.contains("allowed_roots in /etc/transferd/transferd.json"))
         }
     }
 
     @Test func refusesHeaderInjectionAndReservedHeaders() {
-        #expect(throws: RPCError.self) { try SubmitValidator.validateHeaders(["X-A": "a\r\nHost: evil"]) }
-        #expect(throws: RPCError.self) { try SubmitValidator.validateHeaders(["Bad Name": "x"]) }
-        #expect(throws: RPCError.self) { try SubmitValidator.validateHeaders(["Range": "bytes=5-"]) }
+        #expect(throws: CoreError.self) { try SubmitValidator.validateHeaders(["X-A": "a\r\nHost: evil"]) }
+        #expect(throws: CoreError.self) { try SubmitValidator.validateHeaders(["Bad Name": "x"]) }
+        #expect(throws: CoreError.self) { try SubmitValidator.validateHeaders(["Range": "bytes=5-"]) }
         #expect(throws: Never.self) { try SubmitValidator.validateHeaders(["Authorization": "Bearer x"]) }
     }
 
@@ -98,7 +98,7 @@ struct SubmitValidatorTests {
             try SubmitValidator.validateHeaders(["Authorization": secret])
             Issue.record("\(value.debugDescription) was accepted")
         } catch {
-            #expect(error.code == .invalidHeader)
+            #expect(error.kind == .invalidHeader)
             #expect(error.message.contains("Authorization") && error.message.contains("U+"), "\(error.message)")
             #expect(!error.message.contains("hunter2"), "the value is never quoted: \(error.message)")
         }
@@ -110,7 +110,7 @@ struct SubmitValidatorTests {
 
     @Test func boundsHeaderCountSizesAndRefusesDuplicatesAndHopByHopHeaders() {
         func refuses(_ headers: [String: String], _ why: Comment) {
-            #expect(throws: RPCError.self, why) { try SubmitValidator.validateHeaders(headers) }
+            #expect(throws: CoreError.self, why) { try SubmitValidator.validateHeaders(headers) }
         }
         refuses(Dictionary(uniqueKeysWithValues: (0...SubmitValidator.maxHeaderCount).map { ("X-H\($0)", "v") }), "too many headers")
         refuses(["X-Long": String(repeating: "v", count: SubmitValidator.maxHeaderValueBytes + 1)], "a value too long")
@@ -128,7 +128,7 @@ struct SubmitValidatorTests {
 
     @Test(arguments: ["http://exa%0d%0ample.com/", "http://exa%20mple.com/", "http://a%2Fb.example/", "http://x%40y.example/"])
     func refusesHostsWithCharactersNoHostNameHas(url: String) {
-        #expect(throws: RPCError.self) { try SubmitValidator.validateURL(url) }
+        #expect(throws: CoreError.self) { try SubmitValidator.validateURL(url) }
     }
 
     @Test func urlErrorsDoNotRepeatCredentials() {

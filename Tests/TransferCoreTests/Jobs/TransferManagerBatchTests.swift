@@ -57,11 +57,11 @@ struct TransferManagerBatchTests {
                 Submit.Params(url: "http://127.0.0.1:9/d", destination: "/elsewhere/d"),
                 Submit.Params(url: "http://127.0.0.1:9/e", destination: directory.file("e")),
             ], owner: 0)
-        let codes = results.map { result -> RPCErrorCode? in
-            if case .failure(let error) = result { return error.code }
+        let kinds = results.map { result -> CoreError.Kind? in
+            if case .failure(let error) = result { return error.kind }
             return nil
         }
-        #expect(codes == [nil, .unsupportedURL, .destinationBusy, .invalidDestination, nil])
+        #expect(kinds == [nil, .unsupportedURL, .destinationBusy, .invalidDestination, nil])
         #expect(try await manager.status(id: nil, states: nil, caller: 0).count == 2)
     }
 }

@@ -80,7 +80,7 @@ struct TransferManagerRecoveryTests {
         var mine = record(id: "mine", order: 1, state: .completed, destination: directory.file("a"), total: 1, inode: nil)
         mine.owner = 1000
         let manager = try await manager(replaying: [mine], in: directory)
-        await #expect(throws: RPCError.self) { try await manager.status(id: "mine", states: nil, caller: 1001) }
+        await #expect(throws: CoreError.self) { try await manager.status(id: "mine", states: nil, caller: 1001) }
         #expect(try await manager.status(id: nil, states: nil, caller: 1001).isEmpty)
         #expect(try await manager.status(id: "mine", states: nil, caller: 1000).count == 1)
         #expect(try await manager.status(id: "mine", states: nil, caller: 0).count == 1)
