@@ -1,7 +1,7 @@
 import CLinuxShims
 import Foundation
 import Synchronization
-public import TransferProtocol
+import TransferProtocol
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import TransferProtocol
 
 /// Job events: numbering, the ordered way out to subscribers, replay of what a session missed,

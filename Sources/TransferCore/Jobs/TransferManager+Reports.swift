@@ -1,5 +1,5 @@
-public import Foundation
-public import TransferProtocol
+import Foundation
+import TransferProtocol
 import Logging
 import Metrics
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-public import Foundation
-public import Logging
+import Foundation
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
