@@ -84,6 +84,7 @@ public final class TransferEngine: TransferDriving {
     }
 
     deinit {
+        runner.sessionInvalidated.store(true, ordering: .releasing)
         session.invalidateAndCancel()
     }
 }

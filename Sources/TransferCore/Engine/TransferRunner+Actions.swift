@@ -63,7 +63,7 @@ extension TransferRunner {
 
     /// Sends a request, unless the transfer was stopped or cancelled meanwhile.
     func send(_ plan: DownloadAttempt.RequestPlan, _ context: TransferContext) {
-        guard let session else { return }
+        guard let session, !sessionInvalidated.load(ordering: .acquiring) else { return }
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         context.sink.segmentStarted()

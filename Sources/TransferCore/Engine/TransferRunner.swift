@@ -20,6 +20,9 @@ final class TransferRunner: @unchecked Sendable {
     let logger: Logger
     let events: AsyncStream<EngineEvent>.Continuation
     weak var session: URLSession?
+    /// Set before the session is invalidated (the engine was released): FoundationNetworking
+    /// traps on a task made in an invalidated session, so nothing is sent after it.
+    let sessionInvalidated = Atomic<Bool>(false)
     let checkpointIntervalNanoseconds: UInt64
 
     init(configuration: EngineConfiguration, hosts: HostGuard, queues: EngineQueues, logger: Logger, events: AsyncStream<EngineEvent>.Continuation) {
