@@ -63,22 +63,29 @@ extension TransferRunner {
 
     /// Sends a request, unless the transfer was stopped or cancelled meanwhile.
     func send(_ plan: DownloadAttempt.RequestPlan, _ context: TransferContext) {
-        guard let session, !sessionInvalidated.load(ordering: .acquiring) else { return }
+        guard let session, !sessionInvalidated.load(ordering: .acquiring) else {
+            completeStop(context)
+            return
+        }
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         context.sink.segmentStarted()
         context.stallWindow = (MonotonicClock.nanoseconds(), context.attempt.offset)
-        let proceed: Bool = context.control.withLock { control in
+        registry.register(task: task.taskIdentifier, for: context)
+        // Resumed under the lock that cancel and shutdown take, so that they find either no task
+        // (and the phase they set stops it here) or a running one, never one not yet resumed,
+        // whose cancel FoundationNetworking may never report.
+        let sent: Bool = context.control.withLock { control in
             guard control.phase == .active else { return false }
             control.task = task
+            task.resume()
             return true
         }
-        guard proceed else {
+        guard sent else {
+            _ = registry.unregister(task: task.taskIdentifier)
             completeStop(context)
             return
         }
-        registry.register(task: task.taskIdentifier, for: context)
-        task.resume()
     }
 
     /// Checks a redirect's target against the host rules on the I/O queue (its name may need
