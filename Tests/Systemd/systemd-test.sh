@@ -82,6 +82,16 @@ as_user() {
     inside runuser -u "$user" -- env HOME="/home/$user" USER="$user" "$@"
 }
 
+# Whether transferd.service's log (systemd's lines about the unit included) has a line matching
+# the extended regular expression $1, case-insensitively. The log is read whole before grep looks:
+# `journalctl | grep -q` fails under pipefail whenever grep quits before journalctl has written all
+# (SIGPIPE), which made a check fail although the line was there.
+log_has() {
+    local log
+    log=$(inside journalctl --no-pager -o cat -u transferd.service)
+    grep -qiE -- "$1" <<<"$log"
+}
+
 # Polls until a command succeeds, for at most $2 seconds.
 wait_for() {
     local what=$1 seconds=$2
@@ -213,7 +223,7 @@ say "socket activation"
 [ "$(inside systemctl is-active transferd.service || true)" = inactive ] || fail "transferd.service runs before any connection"
 [ "$(inside stat -c '%a %U:%G' /run/transferd/transferd.sock)" = "660 root:transferd" ] \
     || fail "the socket is $(inside stat -c '%a %U:%G' /run/transferd/transferd.sock)"
-as_user alice transferctl version | grep -q "^transferd " || fail "transferctl version did not reach the daemon"
+answer=$(as_user alice transferctl version) && grep -q "^transferd " <<<"$answer" || fail "transferctl version did not reach the daemon"
 [ "$(inside systemctl is-active transferd.service)" = active ] || fail "the first connection did not start transferd.service"
 inside systemctl enable transferd.service >/dev/null 2>&1
 [ "$(inside systemctl is-enabled transferd.service)" = enabled ] || fail "transferd.service is not enabled"
@@ -296,11 +306,11 @@ fi
 say "systemctl reload with a valid file, then an invalid one"
 sed -i 's/"max_concurrent_transfers": 4/"max_concurrent_transfers": 3/' "$MACHINE/etc/transferd/transferd.json"
 inside systemctl reload transferd.service || fail "systemctl reload failed with a valid file"
-inside journalctl --no-pager -o cat -u transferd.service | grep -q "configuration reloaded" || fail "no 'configuration reloaded' in the log"
+log_has "configuration reloaded" || fail "no 'configuration reloaded' in the log"
 sed -i 's/"max_concurrent_transfers": 3/"max_concurrent_transfers": 0/' "$MACHINE/etc/transferd/transferd.json"
 if inside systemctl reload transferd.service 2>/dev/null; then fail "systemctl reload succeeded with an invalid file"; fi
 [ "$(inside systemctl is-active transferd.service)" = active ] || fail "an invalid file stopped the daemon"
-inside journalctl --no-pager -o cat -u transferd.service | grep -q "max_concurrent_transfers in /etc/transferd/transferd.json is 0" \
+log_has "max_concurrent_transfers in /etc/transferd/transferd.json is 0" \
     || fail "the failed reload's log does not name the key"
 sed -i 's/"max_concurrent_transfers": 0/"max_concurrent_transfers": 4/' "$MACHINE/etc/transferd/transferd.json"
 inside systemctl reload transferd.service || fail "systemctl reload failed after the file was fixed"
@@ -321,7 +331,7 @@ if [ "$ready_seconds" -gt 30 ]; then
     say "note: the restarted daemon took ${ready_seconds}s to become ready:"
     diagnose || true
 fi
-inside journalctl --no-pager -o cat -u transferd.service | grep -qi "watchdog timeout" || fail "systemd did not log a watchdog timeout"
+log_has "watchdog timeout" || fail "systemd did not log a watchdog timeout"
 wait_for "the watchdog download to land" 120 landed watchdog
 resumed watchdog || fail "the watchdog download did not resume from its offset"
 
