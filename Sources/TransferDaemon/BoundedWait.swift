@@ -1,10 +1,10 @@
 import Synchronization
 
-/// Waits for `task` for at most `limit` and returns its result, or nil when the time is up or the
-/// caller is cancelled first. The task keeps running either way: something that hangs (a disk, a
-/// stuck transfer) must not hold the caller past its own deadline.
+/// Waits for `task` for at most `limit` and returns its result, or nil when the time is up or, unless
+/// `evenIfCancelled`, the caller is cancelled first. The task keeps running either way: something
+/// that hangs (a disk, a stuck transfer) must not hold the caller past its own deadline.
 func waitForResult<Success: Sendable, Failure: Error>(
-    of task: Task<Success, Failure>, within limit: Duration
+    of task: Task<Success, Failure>, within limit: Duration, evenIfCancelled: Bool = false
 ) async -> Result<Success, Failure>? {
     let outcome = ResumeOnce<Result<Success, Failure>?>()
     return await withTaskCancellationHandler {
@@ -21,7 +21,7 @@ func waitForResult<Success: Sendable, Failure: Error>(
             }
         }
     } onCancel: {
-        outcome.resume(with: nil)
+        if !evenIfCancelled { outcome.resume(with: nil) }
     }
 }
 

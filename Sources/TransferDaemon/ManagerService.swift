@@ -23,8 +23,12 @@ struct ManagerService: Service {
                 logger.info("stopping: checkpointing running transfers")
             }
             let timeout = configuration.current.shutdownTimeoutSeconds
-            // A stuck transfer must not hold the daemon past systemd's stop timeout.
-            let finished = await waitForResult(of: Task { await manager.shutdown() }, within: .seconds(timeout)) != nil
+            // A stuck transfer must not hold the daemon past systemd's stop timeout. The checkpoints
+            // are taken even when the service group cancels this service meanwhile (another service
+            // ended first): giving up on them at once cost a re-download and logged a timeout that
+            // had not happened.
+            let shutdown = Task { await manager.shutdown() }
+            let finished = await waitForResult(of: shutdown, within: .seconds(timeout), evenIfCancelled: true) != nil
             if !finished {
                 logger.warning("shutdown took longer than shutdown_timeout_seconds; transfers resume from their last checkpoint", metadata: ["seconds": "\(timeout)"])
             }
