@@ -139,10 +139,27 @@ public final class ControlClient {
             let n = out[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw .protocolViolation("the daemon closed the connection (\(String(cString: strerror(errno))))")
+                let failure = errno
+                // A daemon that refuses the connection (too many, say) answers and closes at once,
+                // possibly before the request is written: its answer is then the one to show.
+                if failure == EPIPE, receivedLineBeforeClose() { return }
+                throw .protocolViolation("the daemon closed the connection (\(String(cString: strerror(failure))))")
             }
             sent += n
         }
+    }
+
+    /// Reads what the daemon sent before it closed the connection, without waiting; returns
+    /// whether that holds a whole line for `readLine`.
+    private func receivedLineBeforeClose() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+        return buffer.contains(UInt8(ascii: "\n"))
     }
 
     /// Reads one line (without its newline).
