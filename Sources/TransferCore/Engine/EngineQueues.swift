@@ -10,9 +10,9 @@ import Foundation
 ///
 /// `@unchecked Sendable`: both queues are thread-safe; the references never change.
 final class EngineQueues: @unchecked Sendable {
-    /// URLSession's delegate queue (serial). Not given an `underlyingQueue`: FoundationNetworking's
-    /// OperationQueue then hands operations to it as they are added, which defeats the backlog
-    /// measure back-pressure relies on (measured: 196 MiB peak instead of 109 for 1 GiB).
+    /// URLSession's delegate queue (serial). Not given an `underlyingQueue`: with one, the
+    /// OperationQueue hands operations on as they are added, so its count no longer shows the
+    /// backlog that back-pressure relies on (measured: 196 MiB peak instead of 109 for 1 GiB).
     let delegate: OperationQueue
     let io = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
 
