@@ -152,12 +152,10 @@ public final class ControlClient {
     /// Reads what the daemon sent before it closed the connection, without waiting; returns
     /// whether that holds a whole line for `readLine`.
     private func receivedLineBeforeClose() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let n = receive(flags: Int32(MSG_DONTWAIT))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { break }
-            buffer.append(contentsOf: chunk[..<n])
         }
         return buffer.contains(UInt8(ascii: "\n"))
     }
@@ -170,8 +168,7 @@ public final class ControlClient {
                 buffer.removeSubrange(...newline)
                 return line
             }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = receive(flags: 0)
             if n < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK {
@@ -180,7 +177,14 @@ public final class ControlClient {
                 throw .protocolViolation("reading failed: \(String(cString: strerror(errno)))")
             }
             if n == 0 { throw .protocolViolation("the daemon closed the connection") }
-            buffer.append(contentsOf: chunk[..<n])
         }
+    }
+
+    /// Receives what is there (at most 64 KiB) into `buffer`; returns recv's result.
+    private func receive(flags: Int32) -> Int {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, flags) }
+        if n > 0 { buffer.append(contentsOf: chunk[..<n]) }
+        return n
     }
 }

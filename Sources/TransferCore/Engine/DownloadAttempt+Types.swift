@@ -14,8 +14,6 @@ extension DownloadAttempt {
         /// Restarts from byte 0 in one attempt before it fails: a server whose answers contradict
         /// each other would otherwise make it loop.
         var maxRestarts = 3
-        /// Seconds without data before a request times out, for messages.
-        var idleTimeoutSeconds: Double = 60
     }
 
     /// How the current request ends, once that is known.
@@ -89,30 +87,11 @@ extension DownloadAttempt {
         var reprDigest: String?
         var contentDigest: String?
         var retryAfter: String?
-        /// Free bytes on the destination's filesystem, when known.
+        /// Free bytes on the destination's filesystem, when known; read only while the attempt
+        /// still has to check the announced size against them (`needsFreeSpace`).
         var freeBytes: Int64?
         /// The directory those bytes are free in, for messages.
         var directory: String = ""
-
-        init(
-            status: Int, url: URL? = nil, contentLength: String? = nil, expectedContentLength: Int64? = nil,
-            contentEncoding: String? = nil, contentRange: String? = nil, validator: String? = nil,
-            reprDigest: String? = nil, contentDigest: String? = nil, retryAfter: String? = nil,
-            freeBytes: Int64? = nil, directory: String = ""
-        ) {
-            self.status = status
-            self.url = url
-            self.contentLength = contentLength
-            self.expectedContentLength = expectedContentLength
-            self.contentEncoding = contentEncoding
-            self.contentRange = contentRange
-            self.validator = validator
-            self.reprDigest = reprDigest
-            self.contentDigest = contentDigest
-            self.retryAfter = retryAfter
-            self.freeBytes = freeBytes
-            self.directory = directory
-        }
     }
 
     /// What the engine saw of a redirect.

@@ -59,6 +59,10 @@ struct DownloadAttempt: Sendable {
         requestOut && ending == nil && (status == 200 || status == 206)
     }
 
+    /// Whether the next answer's size is still to be checked against the free space (once per
+    /// version of the file): only then does the engine read it.
+    var needsFreeSpace: Bool { !checkedSpace }
+
     /// Whether the attempt decided to fail (it ends at the next opportunity).
     var hasFailed: Bool {
         if case .failure? = ending { return true }

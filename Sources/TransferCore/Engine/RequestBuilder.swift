@@ -28,8 +28,9 @@ enum RequestBuilder {
     }
 
     /// What the attempt needs of a response; nil when it is not HTTP. `file` is the partial
-    /// file, whose filesystem's free space the attempt checks the announced size against.
-    static func response(_ response: URLResponse, file: PartialFile) -> DownloadAttempt.Response? {
+    /// file, whose filesystem's free space is read when `withFreeSpace` (the attempt checks the
+    /// announced size against it once per version, not on every segment).
+    static func response(_ response: URLResponse, file: PartialFile, withFreeSpace: Bool) -> DownloadAttempt.Response? {
         guard let http = response as? HTTPURLResponse else { return nil }
         let interim = (100...199).contains(http.statusCode)
         return DownloadAttempt.Response(
@@ -43,8 +44,7 @@ enum RequestBuilder {
             reprDigest: http.value(forHTTPHeaderField: "Repr-Digest"),
             contentDigest: http.value(forHTTPHeaderField: "Content-Digest"),
             retryAfter: http.value(forHTTPHeaderField: "Retry-After"),
-            // One statfs per answer (per segment), not per interim answer.
-            freeBytes: interim ? nil : file.directory.availableBytes(),
+            freeBytes: withFreeSpace && !interim ? file.directory.availableBytes() : nil,
             directory: file.directory.path)
     }
 

@@ -62,5 +62,3 @@ final class TransferContext: @unchecked Sendable {
         }
     }
 }
-
-extension TransferContext.Phase: Hashable {}

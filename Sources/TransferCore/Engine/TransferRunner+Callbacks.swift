@@ -12,7 +12,7 @@ extension TransferRunner {
     func received(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
         guard let context = registry.context(forTask: task.taskIdentifier) else { return .cancel }
-        let answer = RequestBuilder.response(response, file: context.sink.file)
+        let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: context.attempt.needsFreeSpace)
         return perform(context.attempt.respond(answer), context, answering: true)
     }
 

@@ -110,7 +110,7 @@ final class TransferRunner: @unchecked Sendable {
     private func makeContext(_ request: TransferRequest, _ prepared: TransferPreparation.PreparedFile) -> TransferContext {
         let settings = DownloadAttempt.Settings(
             url: request.url, expectedSize: request.expectedSize, diskReserveBytes: request.diskReserveBytes,
-            maxRedirects: configuration.maxRedirects, idleTimeoutSeconds: request.limits.idleTimeout)
+            maxRedirects: configuration.maxRedirects)
         let attempt = DownloadAttempt(
             settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
             announcedDigest: prepared.announcedDigest, segmentBytes: configuration.segmentBytes.lowerBound)

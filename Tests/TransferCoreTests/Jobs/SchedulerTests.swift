@@ -9,8 +9,8 @@ import TransferProtocol
 struct SchedulerTests {
     let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// A core on a fresh journal, its engine scripted, its retries fast.
-    func core(in directory: TemporaryDirectory, slots: Int = 2, maxAttempts: Int = 20) throws -> (TransferManager, ScriptedEngine) {
+    /// A started core on a fresh journal, its engine scripted, its retries fast.
+    func core(in directory: TemporaryDirectory, slots: Int = 2, maxAttempts: Int = 20) async throws -> (TransferManager, ScriptedEngine) {
         let engine = ScriptedEngine()
         var configuration = CoreConfiguration(maxConcurrentTransfers: slots, allowedRoots: AllowedRoots([directory.path]))
         configuration.diskReserveBytes = 0
@@ -20,6 +20,7 @@ struct SchedulerTests {
         let manager = try TransferManager(
             journal: try Journal(directory: directory.path, logger: logger), engine: engine, configuration: configuration, logger: logger)
         Task { await manager.run() }
+        await manager.start()
         return (manager, engine)
     }
 
@@ -34,8 +35,7 @@ struct SchedulerTests {
     @Test func jobsStartInSubmissionOrderWithinTheSlots() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (manager, engine) = try core(in: directory, slots: 2)
-        await manager.start()
+        let (manager, engine) = try await core(in: directory, slots: 2)
         for id in ["a", "b", "c", "d"] { try await submit(manager, id, in: directory) }
         try await eventually("two starts") { engine.started.count == 2 }
         #expect(engine.started.map(\.jobID) == ["a", "b"])
@@ -52,15 +52,11 @@ struct SchedulerTests {
     @Test func anInterruptedJobWaitsThenResumesFromWhatWasKept() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (manager, engine) = try core(in: directory)
-        await manager.start()
+        let (manager, engine) = try await core(in: directory)
         try await submit(manager, "r", in: directory)
         try await eventually("the first start") { engine.started.count == 1 }
         engine.report(.responded(jobID: "r", totalBytes: 100, validator: "\"v\"", startOffset: 0, partialInode: 1, generation: 0, finalURL: nil))
-        engine.report(
-            .interrupted(
-                jobID: "r", error: JobError(code: .connectionLost, message: "lost"),
-                kept: StoppedTransfer(bytes: 40, validator: "\"v\"", totalBytes: 100), retryAfter: nil))
+        engine.interrupt("r", JobError(code: .connectionLost, message: "lost"), kept: StoppedTransfer(bytes: 40, validator: "\"v\"", totalBytes: 100))
         try await eventually("the retry") { engine.started.count == 2 }
         let retry = engine.started[1]
         #expect(retry.resumeFrom == 40 && retry.validator == "\"v\"" && retry.totalBytes == 100)
@@ -69,14 +65,10 @@ struct SchedulerTests {
     @Test func theServersRetryAfterIsWaitedFor() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (manager, engine) = try core(in: directory)
-        await manager.start()
+        let (manager, engine) = try await core(in: directory)
         try await submit(manager, "w", in: directory)
         try await eventually("the first start") { engine.started.count == 1 }
-        engine.report(
-            .interrupted(
-                jobID: "w", error: JobError(code: .httpStatus, message: "503", httpStatus: 503),
-                kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: nil), retryAfter: 3600))
+        engine.interrupt("w", JobError(code: .httpStatus, message: "503", httpStatus: 503), retryAfter: 3600)
         try await eventually("the waiting state") { try await state(manager, "w") == .waiting }
         let job = try #require(try await manager.status(id: "w", states: nil, caller: 0).first)
         let wait = try #require(job.nextAttemptAt).timeIntervalSinceNow
@@ -87,15 +79,11 @@ struct SchedulerTests {
     @Test func aJobFailsAfterItsMaximumAttemptsWithTheLastError() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (manager, engine) = try core(in: directory, maxAttempts: 3)
-        await manager.start()
+        let (manager, engine) = try await core(in: directory, maxAttempts: 3)
         try await submit(manager, "f", in: directory)
         for attempt in 1...3 {
             try await eventually("attempt \(attempt)") { engine.started.count == attempt }
-            engine.report(
-                .interrupted(
-                    jobID: "f", error: JobError(code: .connectionRefused, message: "refused \(attempt)"),
-                    kept: StoppedTransfer(bytes: 0, validator: nil, totalBytes: nil), retryAfter: nil))
+            engine.interrupt("f", JobError(code: .connectionRefused, message: "refused \(attempt)"))
         }
         try await eventually("the failure") { try await state(manager, "f") == .failed }
         let job = try #require(try await manager.status(id: "f", states: nil, caller: 0).first)
@@ -107,8 +95,7 @@ struct SchedulerTests {
     @Test func aCancelledQueuedJobNeverStartsAndFreesNoSlot() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (manager, engine) = try core(in: directory, slots: 1)
-        await manager.start()
+        let (manager, engine) = try await core(in: directory, slots: 1)
         try await submit(manager, "one", in: directory)
         try await submit(manager, "two", in: directory)
         try await eventually("the first start") { engine.started.count == 1 }

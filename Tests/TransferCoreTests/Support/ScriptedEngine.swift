@@ -30,6 +30,14 @@ final class ScriptedEngine: TransferDriving {
         report(.completed(jobID: jobID, bytes: bytes, sha256: String(repeating: "0", count: 64)))
     }
 
+    /// Reports an attempt that failed in a way worth retrying, with what it kept.
+    func interrupt(
+        _ jobID: String, _ error: JobError, kept: StoppedTransfer = StoppedTransfer(bytes: 0, validator: nil, totalBytes: nil),
+        retryAfter: Double? = nil
+    ) {
+        report(.interrupted(jobID: jobID, error: error, kept: kept, retryAfter: retryAfter))
+    }
+
     func start(_ request: TransferRequest) {
         state.withLock { $0.started.append(request) }
     }
