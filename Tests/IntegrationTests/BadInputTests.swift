@@ -16,13 +16,23 @@ struct BadInputTests {
         return try #require(response.error, "no error for \(line)")
     }
 
+    /// A submit request line with these params.
+    private static func submit(_ params: String) -> String {
+        #"{"jsonrpc":"2.0","id":1,"method":"submit","params":"# + params + "}"
+    }
+
+    /// A file at a destination, to be refused as existing.
+    private static func existingFile(in daemon: TestDaemon) -> String {
+        let existing = daemon.destination("exists")
+        _ = FileManager.default.createFile(atPath: existing, contents: Data("x".utf8))
+        return existing
+    }
+
     @Test func eachBadRequestGetsItsErrorAndTheDaemonKeepsServing() async throws {
         let daemon = try TestDaemon()
         defer { daemon.cleanUp() }
         try await daemon.start()
-        let existing = daemon.destination("exists")
-        _ = FileManager.default.createFile(atPath: existing, contents: Data("x".utf8))
-        let submit = { (params: String) in #"{"jsonrpc":"2.0","id":1,"method":"submit","params":"# + params + "}" }
+        let existing = Self.existingFile(in: daemon)
         let cases: [(String, RPCErrorCode)] = [
             ("{not json", .parseError),
             // An array is a batch: an empty one is one error ([1,2] gets an array of two, see SubmitManyTests).
@@ -31,13 +41,13 @@ struct BadInputTests {
             (#"{"jsonrpc":"1.0","id":1,"method":"version"}"#, .invalidRequest),
             (#"{"jsonrpc":"2.0","id":1,"method":"launch"}"#, .methodNotFound),
             (#"{"jsonrpc":"2.0","id":1,"method":"submit"}"#, .invalidParams),
-            (submit(#"{"url":"http://127.0.0.1:1/x"}"#), .invalidParams),
-            (submit(#"{"url":42,"destination":"/tmp/x"}"#), .invalidParams),
-            (submit(#"{"url":"ftp://example.com/x","destination":"/tmp/x"}"#), .unsupportedURL),
-            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"relative/x"}"#), .invalidDestination),
-            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"/no/such/dir/x"}"#), .invalidDestination),
-            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(existing)"}"#), .destinationExists),
-            (submit(#"{"url":"http://127.0.0.1:1/x","destination":"/tmp/x","headers":{"X":"a\r\nB: c"}}"#), .invalidHeader),
+            (Self.submit(#"{"url":"http://127.0.0.1:1/x"}"#), .invalidParams),
+            (Self.submit(#"{"url":42,"destination":"/tmp/x"}"#), .invalidParams),
+            (Self.submit(#"{"url":"ftp://example.com/x","destination":"/tmp/x"}"#), .unsupportedURL),
+            (Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"relative/x"}"#), .invalidDestination),
+            (Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"/no/such/dir/x"}"#), .invalidDestination),
+            (Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(existing)"}"#), .destinationExists),
+            (Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"/tmp/x","headers":{"X":"a\r\nB: c"}}"#), .invalidHeader),
             (#"{"jsonrpc":"2.0","id":1,"method":"status","params":{"id":"nope"}}"#, .noSuchJob),
             // Nested far past the limit: refused by the depth scan before the JSON parser runs.
             (#"{"jsonrpc":"2.0","id":1,"method":"status","params":{"states":"# + String(repeating: "[", count: 100_000) + "}}", .requestTooDeep),
@@ -56,15 +66,13 @@ struct BadInputTests {
         let daemon = try TestDaemon()
         defer { daemon.cleanUp() }
         try await daemon.start()
-        let existing = daemon.destination("exists")
-        _ = FileManager.default.createFile(atPath: existing, contents: Data("x".utf8))
-        let submit = { (params: String) in #"{"jsonrpc":"2.0","id":1,"method":"submit","params":"# + params + "}" }
+        let existing = Self.existingFile(in: daemon)
         let answer = { (code: Int, name: String, message: String) in
             #"{"error":{"code":\#(code),"data":{"name":"\#(name)"},"message":"\#(message)"},"id":1,"jsonrpc":"2.0"}"#
         }
         let cases: [(String, String)] = [
             (
-                submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(existing)"}"#),
+                Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(existing)"}"#),
                 answer(1003, "destination_exists", "destination \(existing) already exists: remove it, or submit with overwrite (transferctl submit --overwrite) to replace it")
             ),
             (
@@ -72,15 +80,15 @@ struct BadInputTests {
                 answer(1004, "no_such_job", "no such job: nope (see transferctl status for your jobs)")
             ),
             (
-                submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(daemon.destination("a"))","sha256":"xyz"}"#),
+                Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(daemon.destination("a"))","sha256":"xyz"}"#),
                 answer(-32602, "invalid_params", "sha256 'xyz' is not a SHA-256: give 64 hexadecimal digits, as printed by sha256sum")
             ),
             (
-                submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(daemon.destination("a"))","size":2305843009213693952}"#),
+                Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"\#(daemon.destination("a"))","size":2305843009213693952}"#),
                 answer(-32602, "invalid_params", "size is 2305843009213693952: give 0 to 1152921504606846976 bytes")
             ),
             (
-                submit(#"{"url":"gopher://127.0.0.1/x","destination":"\#(daemon.destination("a"))"}"#),
+                Self.submit(#"{"url":"gopher://127.0.0.1/x","destination":"\#(daemon.destination("a"))"}"#),
                 answer(1001, "unsupported_url", "the URL scheme 'gopher' is not supported: transferd fetches only http:// and https:// URLs")
             ),
         ]
