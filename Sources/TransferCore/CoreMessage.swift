@@ -20,6 +20,12 @@ public struct CoreMessage: Hashable, Sendable, CustomStringConvertible, Expressi
         public static let submitOverwrite = Parameter(method: Submit.name, name: "overwrite")
         /// `all` of `status`.
         public static let statusAll = Parameter(method: Status.name, name: "all")
+        /// `owner` of `status`.
+        public static let statusOwner = Parameter(method: Status.name, name: "owner")
+        /// `limit` of `status`.
+        public static let statusLimit = Parameter(method: Status.name, name: "limit")
+        /// `cursor` of `status`.
+        public static let statusCursor = Parameter(method: Status.name, name: "cursor")
         /// `all` of `subscribe`.
         public static let subscribeAll = Parameter(method: Subscribe.name, name: "all")
     }

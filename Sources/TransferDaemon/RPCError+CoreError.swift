@@ -35,6 +35,8 @@ extension RPCError {
         switch parameter {
         case .submitOverwrite: return "overwrite (transferctl submit --overwrite)"
         case .statusAll: return "all (transferctl status --all)"
+        case .statusOwner: return "owner (transferctl status --owner)"
+        case .statusLimit: return "limit (transferctl status --limit)"
         case .subscribeAll: return "all (transferctl watch --all)"
         default: return parameter.name
         }

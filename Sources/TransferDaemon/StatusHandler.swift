@@ -2,10 +2,10 @@ import TransferCore
 import TransferProtocol
 
 extension RequestRouter {
-    /// `status`: one job or a list, limited to what the caller may see.
+    /// `status`: one job or a page of jobs, limited to what the caller may see.
     func status(_ params: Status.Params, peer: Peer) async throws(RPCError) -> Status.Result {
         do {
-            return Status.Result(jobs: try await manager.status(id: params.id, states: params.states, caller: peer.uid, all: params.all ?? false))
+            return try await manager.status(params, caller: peer.uid)
         } catch {
             throw RPCError(error)
         }

@@ -65,7 +65,13 @@ extension Submit {
 }
 
 extension Status {
-    public static var parameters: [String: ParameterShape]? { ["id": .string, "states": .list(.string), "all": .bool] }
+    public static var parameters: [String: ParameterShape]? {
+        [
+            "id": .string, "states": .list(.string), "all": .bool, "session": .string, "owner": .integer(minimum: 0),
+            "created_after": .string, "created_before": .string, "limit": .integer(minimum: 1), "cursor": .string,
+            "newest_first": .bool,
+        ]
+    }
 }
 
 extension Cancel {

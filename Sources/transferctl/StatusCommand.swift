@@ -7,11 +7,16 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show one job, or list your jobs.",
         discussion: """
-            Without an ID, prints a table of your jobs (ID, STATE, PROGRESS, SIZE, RATE, \
-            DESTINATION); with an ID, that job field by field. --json prints the job, or an \
-            array of jobs, as one line of JSON.
+            Without an ID, prints a table of your newest \(Self.defaultRows) jobs (ID, STATE, \
+            PROGRESS, SIZE, RATE, DESTINATION), oldest of them first, and a line saying how many \
+            more match; --limit N shows the newest N, --all-jobs every one. The daemon filters and \
+            pages the list, so it stays fast with a million jobs kept. With an ID, prints that job \
+            field by field. --json prints the job for an ID, else one job per line (NDJSON).
             """
     )
+
+    /// Rows of the table when neither --limit nor --all-jobs is given.
+    static let defaultRows = 50
 
     @Argument(help: "A job's id. Without it, lists your jobs.")
     var id: String?
@@ -24,10 +29,22 @@ struct StatusCommand: AsyncParsableCommand {
         completion: .list(JobState.allCases.map(\.rawValue)))
     var states: [String] = []
 
+    @Option(help: ArgumentHelp("List only the jobs of this session.", valueName: "name"))
+    var session: String?
+
+    @Option(help: ArgumentHelp("List only the jobs of this user id (root only).", valueName: "uid"))
+    var owner: UInt32?
+
+    @Option(help: ArgumentHelp("List the newest N jobs (default \(Self.defaultRows)).", valueName: "N"))
+    var limit: Int?
+
+    @Flag(help: "List every matching job, not only the newest \(Self.defaultRows).")
+    var allJobs = false
+
     @Flag(help: "List every user's jobs, not only yours (root only).")
     var all = false
 
-    @Flag(help: "Print JSON: the job for an ID, else an array of jobs.")
+    @Flag(help: "Print JSON: the job for an ID, else one job per line (NDJSON).")
     var json = false
 
     @OptionGroup var clientOptions: ClientOptions
@@ -36,10 +53,11 @@ struct StatusCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let id, id.isEmpty { throw ValidationError("ID must not be empty") }
-        if id != nil, all { throw ValidationError("--all lists jobs; leave it out when giving an ID") }
-        if id != nil, !states.isEmpty {
-            throw ValidationError("--state filters the list of jobs; leave it out when giving an ID")
+        if id != nil, all || allJobs || limit != nil || session != nil || owner != nil || !states.isEmpty {
+            throw ValidationError("--state, --session, --owner, --limit, --all-jobs and --all filter the list of jobs; leave them out when giving an ID")
         }
+        if allJobs, limit != nil { throw ValidationError("--limit and --all-jobs contradict each other: give one") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         _ = try parsedStates()
     }
 
@@ -58,16 +76,48 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let states = try parsedStates()
         let client = try clientOptions.connect()
-        let jobs = try client.call(
-            TransferProtocol.Status.self, .init(id: id, states: states.isEmpty ? nil : states, all: all ? true : nil)
-        ).jobs
         guard let id else {
-            if json { try JSONOutput.print(jobs) } else { print(JobTable(jobs: jobs).render()) }
+            try list(client, states: states)
             return
         }
+        let jobs = try client.call(TransferProtocol.Status.self, .init(id: id)).jobs
         guard let job = jobs.first(where: { $0.id == id }) else {
             throw TransferCtlError.connectionBroken("transferd's status answer does not contain job \(id)")
         }
         if json { try JSONOutput.print(job) } else { print(JobDetail(job: job).render()) }
+    }
+
+    /// Prints the list page by page: the newest `--limit` (or every job with --all-jobs), oldest first.
+    private func list(_ client: ControlClient, states: [JobState]) throws {
+        var query = TransferProtocol.Status.Params(
+            states: states.isEmpty ? nil : states, all: all ? true : nil, session: session, owner: owner, newestFirst: !allJobs)
+        var wanted = allJobs ? Int.max : (limit ?? Self.defaultRows)
+        var shown: [Job] = []
+        var total = 0
+        while wanted > 0 {
+            query.limit = min(wanted, TransferProtocol.Status.maxLimit)
+            let page = try client.call(TransferProtocol.Status.self, query)
+            total = page.total ?? total
+            wanted -= page.jobs.count
+            if allJobs, json {
+                // Every job, oldest first, streamed: memory stays flat however many there are.
+                for job in page.jobs { try JSONOutput.print(job) }
+            } else {
+                shown += page.jobs
+            }
+            guard let next = page.nextCursor, !page.jobs.isEmpty else { break }
+            query.cursor = next
+        }
+        if allJobs, json { return }
+        // Pages newest first (but --all-jobs) hold the newest jobs; they print oldest first.
+        if !allJobs { shown.reverse() }
+        if json {
+            for job in shown { try JSONOutput.print(job) }
+            return
+        }
+        print(JobTable(jobs: shown).render())
+        if total > shown.count {
+            StandardError.writeLine("\(total - shown.count) older jobs not shown (\(total) in all): --limit N shows more, --all-jobs every one")
+        }
     }
 }

@@ -92,10 +92,11 @@ extension TransferManager {
         let session = params.session
         var replay: [JobEvent]
         if let session {
-            replay = jobs.values
-                .filter { $0.owner == caller && $0.session == session && $0.state.isTerminal && $0.eventSeq != nil && $0.acknowledged != true }
-                .filter { wanted?.contains($0.id) ?? true }
-                .map { terminalEvent(of: $0) }
+            replay = []
+            for (id, job) in jobs.finishedJobs
+            where job.owner == caller && job.session == session && job.eventSeq != nil && !job.acknowledged && wanted?.contains(id) ?? true {
+                if let record = jobs[id] { replay.append(terminalEvent(of: record)) }
+            }
         } else if let wanted {
             replay = wanted.compactMap { jobs[$0] }.map { job in
                 job.state.isTerminal
@@ -133,8 +134,11 @@ extension TransferManager {
     public func ack(session: String, through seq: UInt64, caller: UInt32) async throws(CoreError) -> Int {
         try SubmitValidator.validateSession(session)
         var changes: [Journal.Change] = []
-        for var job in jobs.values
-        where job.owner == caller && job.session == session && job.acknowledged != true && (job.eventSeq ?? .max) <= seq {
+        let due = jobs.finishedJobs.filter { id, job in
+            job.owner == caller && job.session == session && !job.acknowledged && (job.eventSeq ?? .max) <= seq
+        }
+        for id in due.keys {
+            guard var job = jobs[id] else { continue }
             job.acknowledged = true
             jobs[job.id] = job
             do {
@@ -144,7 +148,7 @@ extension TransferManager {
             }
         }
         do {
-            try await journal.commit(changes)
+            try await commit(changes)
         } catch {
             throw CoreError(.internalFailure, "the acknowledgement could not be written to the journal (\(error)); acknowledge again")
         }
@@ -156,7 +160,8 @@ extension TransferManager {
     /// The finished jobs whose hook has not yet succeeded, in the order they ended, and a
     /// subscription to the terminal events of the jobs `selector` picks from now on.
     public func subscribeToHooks(_ selector: @escaping @Sendable (Job) -> Bool) -> (pending: [Job], subscription: Subscription) {
-        let pending = jobs.values.filter { $0.hookPending == true }.sorted { ($0.eventSeq ?? 0) < ($1.eventSeq ?? 0) }.map { $0.wireJob() }
+        let due: [(id: String, seq: UInt64)] = jobs.finishedJobs.compactMap { id, job in job.hookPending ? (id, job.eventSeq ?? 0) : nil }
+        let pending = due.sorted { $0.seq < $1.seq }.compactMap { jobs[$0.id]?.wireJob() }
         let subscription = Subscription(
             id: nextSubscriptionID, limit: nil, startSeq: lastSeq, replay: [],
             filter: { $0.type.isTerminal && selector($0.job) })
@@ -172,11 +177,11 @@ extension TransferManager {
         job.hookPending = nil
         jobs[jobID] = job
         guard let value = try? encode(job) else { return }
-        try? await journal.commit([.put(key: job.journalKey, value: value)])
+        try? await commit([.put(key: job.journalKey, value: value)])
     }
 
     /// Whether a finished job's hook is still due (the job may have been dropped meanwhile).
     public func hookIsPending(jobID: String) -> Bool {
-        jobs[jobID]?.hookPending == true
+        jobs.summary(jobID)?.hookPending == true
     }
 }

@@ -40,24 +40,15 @@ extension TransferManager {
         }
         var accepted: [(index: Int, job: JobRecord, url: URL)] = []
         var answersExisting = false
-        // One pass over the unfinished jobs for the whole batch: the owner's count, and who writes where.
-        var unfinished = 0
-        var busy: [String: String] = [:]
-        for other in jobs.values where !other.state.isTerminal {
-            if other.owner == owner { unfinished += 1 }
-            busy[other.destination] = other.id
-        }
         for (index, params) in batch.enumerated() {
             guard let url = urls[index] else { continue }
             do {
-                switch try admit(params, url: url, owner: owner, group: group, unfinished: unfinished, busy: busy) {
+                switch try admit(params, url: url, owner: owner, group: group) {
                 case .existing(let job):
                     answersExisting = true
                     results[index] = .success(view(job))
                 case .new(let job, let url):
                     jobs[job.id] = job
-                    unfinished += 1
-                    busy[job.destination] = job.id
                     accepted.append((index, job, url))
                 }
             } catch {
@@ -79,7 +70,7 @@ extension TransferManager {
         if !changes.isEmpty || answersExisting {
             // A job answered as existing may still be syncing from its first submit: this waits for that too.
             do {
-                try await journal.commit(changes)
+                try await commit(changes)
             } catch {
                 for (index, job, _) in accepted { jobs[job.id] = nil; results[index] = .failure(Self.notWritten(error)) }
                 for index in results.indices { if case .success = results[index] { results[index] = .failure(Self.notWritten(error)) } }
@@ -109,12 +100,10 @@ extension TransferManager {
         case new(JobRecord, URL)
     }
 
-    /// Checks one submit (whose `url` passed the host rules) against the rules, the owner's limit (`unfinished` jobs so far) and the
-    /// destinations already being written (`busy`), creating the destination's directories when
-    /// asked; returns the record to write, or the existing job its id names.
-    func admit(
-        _ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, busy: [String: String]
-    ) throws(CoreError) -> Admission {
+    /// Checks one submit (whose `url` passed the host rules) against the rules, the owner's limit
+    /// of unfinished jobs and the destinations already being written, creating the destination's
+    /// directories when asked; returns the record to write, or the existing job its id names.
+    func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?) throws(CoreError) -> Admission {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -139,15 +128,16 @@ extension TransferManager {
         if let size = params.size {
             try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
         }
+        let unfinished = jobs.unfinishedCount(of: owner)
         guard unfinished < configuration.maxJobsPerUser else {
             throw CoreError(
                 .limitReached("max_jobs_per_user"),
                 "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
-        if let busyID = busy[params.destination] {
+        if let busyID = jobs.writer(of: params.destination) {
             // Another user's job is never named: its id would let the caller follow someone else's work.
-            let mine = jobs[busyID]?.owner == owner
+            let mine = jobs.summary(busyID)?.owner == owner
             let who = mine ? "job \(busyID) is" : "another user's job is"
             let fix = mine ? "wait for it or cancel it first" : "choose another destination"
             throw CoreError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
@@ -160,23 +150,6 @@ extension TransferManager {
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
         nextOrder += 1
         return .new(job, url)
-    }
-
-    /// One job, or the caller's jobs in submission order, optionally filtered by state. Root
-    /// (uid 0) may see any job by id, and every user's jobs in the list with `all`.
-    public func status(id: String?, states: [JobState]?, caller: UInt32, all: Bool = false) throws(CoreError) -> [Job] {
-        if let id {
-            return [view(try visibleJob(id, caller: caller))]
-        }
-        guard !all || caller == 0 else {
-            throw CoreError(.notPermitted, "only root may list every user's jobs: leave out \(parameter: .statusAll) to list yours")
-        }
-        let wanted = states.map(Set.init)
-        return jobs.values
-            .filter { all || $0.owner == caller }
-            .filter { wanted?.contains($0.state) ?? true }
-            .sorted { $0.order < $1.order }
-            .map(view)
     }
 
     /// Cancels a queued or running job and removes its partial file.
@@ -206,7 +179,7 @@ extension TransferManager {
         let event = ended(&job)
         jobs[id] = job
         do {
-            try await journal.commit([.put(key: job.journalKey, value: try encode(job))])
+            try await commit([.put(key: job.journalKey, value: try encode(job))])
         } catch {
             throw CoreError(.internalFailure, "the cancellation could not be written to the journal (\(error))")
         }

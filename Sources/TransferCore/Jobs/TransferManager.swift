@@ -13,7 +13,7 @@ public actor TransferManager {
     let engine: any TransferDriving
     let logger: Logger
     var configuration: CoreConfiguration
-    var jobs: [String: JobRecord] = [:]
+    var jobs: JobTable
     /// Queued job ids in the order they start.
     var queue: [String] = []
     var running: Set<String> = []
@@ -65,6 +65,9 @@ public actor TransferManager {
         self.logger = logger
         self.hookSelector = hookSelector
         let decoder = WireCoding.decoder()
+        jobs = JobTable { [journal] id in
+            journal.value(forKey: JobRecord.journalKey(id)).flatMap { try? WireCoding.decoder().decode(JobRecord.self, from: Data($0)) }
+        }
         let values = journal.values
         if let value = values[Self.sequenceKey] {
             // Numbers that high are damage (they would overflow long before they were used up).
@@ -191,7 +194,7 @@ public actor TransferManager {
     public func start() async {
         // The sequence numbers reserved at start-up are durable before any event uses them.
         try? await journal.sync()
-        for job in jobs.values where job.state == .waiting {
+        for job in jobs.unfinishedJobs where job.state == .waiting {
             armRetry(job.id, at: job.nextAttemptAt ?? Date())
         }
         schedule()
@@ -224,19 +227,20 @@ public actor TransferManager {
     public func dropExpired(now: Date = Date()) {
         let retention = Double(configuration.finishedJobRetention.components.seconds)
         let eventRetention = Double(configuration.eventRetention.components.seconds)
-        let expired = jobs.values.filter { job in
-            guard job.state.isTerminal, let finished = job.finishedAt else { return false }
-            let age = now.timeIntervalSince(finished)
+        let now = now.timeIntervalSince1970
+        let expired = jobs.finishedJobs.compactMap { id, job -> String? in
+            guard let finished = job.finishedAt else { return nil }
+            let age = now - finished
             // A session's unacknowledged end (or a hook still due) keeps the job until the event retention ends.
-            let awaited = (job.session != nil && job.acknowledged != true) || job.hookPending == true
-            return age >= retention && (!awaited || age >= eventRetention)
+            let awaited = (job.session != nil && !job.acknowledged) || job.hookPending
+            return age >= retention && (!awaited || age >= eventRetention) ? id : nil
         }
         guard !expired.isEmpty else { return }
-        for job in expired {
-            jobs[job.id] = nil
-            latestSeq[job.id] = nil
+        for id in expired {
+            jobs[id] = nil
+            latestSeq[id] = nil
         }
-        journal.write(expired.map { .delete(key: $0.journalKey) })
+        journal.write(expired.map { .delete(key: JobRecord.journalKey($0)) })
         logger.debug("dropped expired jobs", metadata: ["count": "\(expired.count)"])
     }
 
@@ -254,7 +258,7 @@ public actor TransferManager {
             if let progress = engine.progress(jobID: id) { countReceived(id, upTo: progress.bytes) }
         }
         var byState: [JobState: Int] = [:]
-        for job in jobs.values { byState[job.state, default: 0] += 1 }
+        jobs.forEachSummary { _, job in byState[job.state, default: 0] += 1 }
         for (state, gauge) in metrics.jobs { gauge.record(byState[state] ?? 0) }
         metrics.subscribers.record(hub.subscriberCount)
     }
@@ -310,6 +314,13 @@ public actor TransferManager {
         journal.write([.put(key: job.journalKey, value: value)])
     }
 
+    /// Writes `changes` and returns once they are on disk. They are queued before the first
+    /// suspension, so a finished job's record can be read back from the journal at once.
+    func commit(_ changes: [Journal.Change]) async throws {
+        journal.write(changes)
+        try await journal.sync()
+    }
+
     func encode(_ job: JobRecord) throws -> [UInt8] {
         Array(try encoder.encode(job))
     }
@@ -317,7 +328,7 @@ public actor TransferManager {
     func newJobID() -> String {
         while true {
             let id = String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(to: 16)
-            if jobs[id] == nil { return id }
+            if !jobs.contains(id) { return id }
         }
     }
 }

@@ -73,6 +73,8 @@ public final class Journal: Sendable {
 
     private struct State {
         var pending: [Change] = []
+        /// Changes the writer has taken from `pending` and not yet applied to `live`.
+        var writing: [Change] = []
         var waiters: [CheckedContinuation<Void, any Error>] = []
         var drainScheduled = false
         var failure: JournalError?
@@ -143,6 +145,21 @@ public final class Journal: Sendable {
     /// The latest value of every live key, as replayed from disk and changed since.
     public var values: [String: [UInt8]] { state.withLock { $0.live } }
 
+    /// The latest value of `key`, counting changes queued but not yet on disk; nil when the key
+    /// is deleted or was never written.
+    public func value(forKey key: String) -> [UInt8]? {
+        state.withLock { state in
+            for change in (state.writing + state.pending).reversed() {
+                switch change {
+                case .put(key, let value): return value
+                case .delete(key): return nil
+                default: continue
+                }
+            }
+            return state.live[key]
+        }
+    }
+
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Writes `changes` and returns once they are on disk.
@@ -209,6 +226,7 @@ public final class Journal: Sendable {
         while true {
             let (changes, waiters, fd, failed) = state.withLock { state in
                 let taken = (state.pending, state.waiters, state.fd, state.failure != nil)
+                state.writing = state.pending
                 state.pending = []
                 state.waiters = []
                 if taken.0.isEmpty && taken.1.isEmpty { state.drainScheduled = false }
@@ -240,6 +258,7 @@ public final class Journal: Sendable {
                 let shouldCompact: Bool = state.withLock { state in
                     state.nextSequence = sequence
                     for change in changes { Self.apply(change, to: &state) }
+                    state.writing = []
                     state.statistics.syncs += 1
                     state.statistics.recordsWritten += changes.count
                     state.statistics.fileBytes += bytes.count

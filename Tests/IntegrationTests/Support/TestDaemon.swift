@@ -146,7 +146,7 @@ final class TestDaemon: @unchecked Sendable {
         return job
     }
 
-    func jobs() throws -> [Job] { try client().call(Status.self, .init()).jobs }
+    func jobs() throws -> [Job] { try client().call(Status.self, .init(limit: Status.maxLimit)).jobs }
 
     /// Waits for a job to finish and returns it.
     @discardableResult

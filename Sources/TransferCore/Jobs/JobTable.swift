@@ -1,0 +1,125 @@
+import Foundation
+public import TransferProtocol
+
+/// Every job the core knows, with the indexes that keep each submit and lookup independent of how
+/// many jobs are kept.
+///
+/// Unfinished jobs are held whole. A finished job is held as a `FinishedJob` of a few dozen
+/// bytes: what lists, retention, sessions and hooks need. Its whole record is read from the
+/// journal when asked for (`subscript`), so a daemon that keeps a million finished jobs does not
+/// hold a million records.
+struct JobTable {
+    private var unfinished: [String: JobRecord] = [:]
+    private var finished: [String: FinishedJob] = [:]
+    /// Destination → the unfinished job writing to it.
+    private var writers: [String: String] = [:]
+    /// Owner → how many unfinished jobs they have.
+    private var unfinishedPerOwner: [UInt32: Int] = [:]
+    /// Reads a finished job's whole record (from the journal).
+    private let load: @Sendable (String) -> JobRecord?
+
+    init(load: @escaping @Sendable (String) -> JobRecord?) {
+        self.load = load
+    }
+
+    var count: Int { unfinished.count + finished.count }
+
+    func contains(_ id: String) -> Bool { unfinished[id] != nil || finished[id] != nil }
+
+    /// A job's whole record. Setting a record keeps the indexes; a finished record must be in the
+    /// journal's queue (`Journal.write` or `commit`) before anything reads it back.
+    subscript(id: String) -> JobRecord? {
+        get {
+            if let job = unfinished[id] { return job }
+            guard finished[id] != nil else { return nil }
+            return load(id)
+        }
+        set {
+            remove(id)
+            guard let job = newValue else { return }
+            if job.state.isTerminal {
+                finished[id] = FinishedJob(job)
+            } else {
+                unfinished[id] = job
+                writers[job.destination] = id
+                unfinishedPerOwner[job.owner, default: 0] += 1
+            }
+        }
+    }
+
+    /// Adds a finished job known only by its summary (start-up, before its record is needed).
+    mutating func insertFinished(_ id: String, _ summary: FinishedJob) {
+        remove(id)
+        finished[id] = summary
+    }
+
+    private mutating func remove(_ id: String) {
+        if let old = unfinished.removeValue(forKey: id) {
+            if writers[old.destination] == id { writers[old.destination] = nil }
+            let left = (unfinishedPerOwner[old.owner] ?? 1) - 1
+            unfinishedPerOwner[old.owner] = left > 0 ? left : nil
+        } else {
+            finished[id] = nil
+        }
+    }
+
+    /// What lists and filters read of a job, whole or finished.
+    func summary(_ id: String) -> FinishedJob? {
+        if let job = unfinished[id] { return FinishedJob(job) }
+        return finished[id]
+    }
+
+    /// The unfinished job writing to `destination`, if any.
+    func writer(of destination: String) -> String? { writers[destination] }
+
+    /// How many unfinished jobs `owner` has.
+    func unfinishedCount(of owner: UInt32) -> Int { unfinishedPerOwner[owner] ?? 0 }
+
+    /// The unfinished jobs, in no particular order.
+    var unfinishedJobs: Dictionary<String, JobRecord>.Values { unfinished.values }
+
+    /// The finished jobs' summaries, in no particular order.
+    var finishedJobs: [String: FinishedJob] { finished }
+
+    /// Every job's summary, in no particular order.
+    func forEachSummary(_ body: (String, FinishedJob) -> Void) {
+        for (id, job) in unfinished { body(id, FinishedJob(job)) }
+        for (id, job) in finished { body(id, job) }
+    }
+}
+
+/// What the core keeps of a job in memory once it has ended (and reads of any job for lists):
+/// the whole record stays in the journal.
+struct FinishedJob: Sendable, Equatable {
+    var order: UInt64
+    var createdAt: Double
+    var finishedAt: Double?
+    var eventSeq: UInt64?
+    var owner: UInt32
+    var state: JobState
+    var acknowledged: Bool
+    var hookPending: Bool
+    var session: String?
+
+    init(
+        order: UInt64, createdAt: Double, finishedAt: Double?, eventSeq: UInt64?, owner: UInt32, state: JobState,
+        acknowledged: Bool, hookPending: Bool, session: String?
+    ) {
+        self.order = order
+        self.createdAt = createdAt
+        self.finishedAt = finishedAt
+        self.eventSeq = eventSeq
+        self.owner = owner
+        self.state = state
+        self.acknowledged = acknowledged
+        self.hookPending = hookPending
+        self.session = session
+    }
+
+    init(_ job: JobRecord) {
+        self.init(
+            order: job.order, createdAt: job.createdAt.timeIntervalSince1970, finishedAt: job.finishedAt?.timeIntervalSince1970,
+            eventSeq: job.eventSeq, owner: job.owner, state: job.state, acknowledged: job.acknowledged == true,
+            hookPending: job.hookPending == true, session: job.session)
+    }
+}
