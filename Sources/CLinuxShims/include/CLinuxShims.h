@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /// malloc_trim(3): returns free heap memory to the kernel. Swift's Glibc module does not export
 /// <malloc.h>.
@@ -11,5 +12,9 @@ int clinuxshims_malloc_trim(size_t pad);
 /// Whether libcurl reads `expectedHost` as the host of `url`, an IPv6 literal's brackets aside.
 /// Takes the place of FoundationNetworking's check of the same name (see curl_host.c).
 bool CFURLSessionCurlHostIsEqual(const char *url, const char *expectedHost);
+
+/// CRC-32C of `count` bytes, continuing `crc` (0 to start); uses the processor's instruction where
+/// there is one (see crc32c.c).
+uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);
 
 #endif

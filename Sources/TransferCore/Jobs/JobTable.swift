@@ -47,6 +47,11 @@ struct JobTable {
         }
     }
 
+    /// Makes room for `count` more finished jobs (start-up).
+    mutating func reserveFinished(_ count: Int) {
+        finished.reserveCapacity(finished.count + count)
+    }
+
     /// Adds a finished job known only by its summary (start-up, before its record is needed).
     mutating func insertFinished(_ id: String, _ summary: FinishedJob) {
         remove(id)

@@ -29,7 +29,7 @@ extension TransferManager {
     /// so the event can be replayed after a restart until its session acknowledges it.
     func ended(_ job: inout JobRecord) -> JobEvent {
         let seq = nextSeq()
-        latestSeq[job.id] = seq
+        latestSeq[job.id] = nil
         return job.numberEnd(seq, hookSelector: hookSelector)
     }
 

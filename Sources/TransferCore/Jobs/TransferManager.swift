@@ -34,7 +34,8 @@ public actor TransferManager {
     /// after a crash, numbering continues above the reservation, so it never goes back.
     var lastSeq: UInt64 = 0
     var reservedSeq: UInt64 = 0
-    /// The sequence number of each job's latest event, for the replay of a job's current state.
+    /// The sequence number of each unfinished job's latest event, for the replay of its current
+    /// state (a finished job's is its `eventSeq`).
     var latestSeq: [String: UInt64] = [:]
     /// Events on their way to the hub, in sequence order (see `drainOutbox`).
     var outbox: [JobEvent] = []
@@ -68,26 +69,44 @@ public actor TransferManager {
         jobs = JobTable { [journal] id in
             journal.value(forKey: JobRecord.journalKey(id)).flatMap { try? WireCoding.decoder().decode(JobRecord.self, from: Data($0)) }
         }
-        let values = journal.values
-        if let value = values[Self.sequenceKey] {
-            // Numbers that high are damage (they would overflow long before they were used up).
-            guard let reserved = try? decoder.decode(UInt64.self, from: Data(value)), reserved < 1 << 62 else {
-                throw JournalError(
-                    code: .corrupt,
-                    message: "the journal \(journal.path) holds an unreadable \(Self.sequenceKey) record; move the journal aside")
-            }
-            lastSeq = reserved
-        }
+        // Finished jobs are read as summaries (JobSummaryScan); only unfinished ones are decoded.
+        var sequenceRecord: [UInt8]?
         var recovered: [JobRecord] = []
-        for (key, value) in values where key.hasPrefix("job/") {
+        var finished: [(id: String, summary: FinishedJob)] = []
+        try journal.forEachLiveValue { key, value in
+            if key == Self.sequenceKey {
+                sequenceRecord = Array(value)
+                return
+            }
+            guard key.hasPrefix("job/") else { return }
+            if let summary = JobSummaryScan.summary(of: value), summary.state.isTerminal {
+                finished.append((String(key.dropFirst(4)), summary))
+                return
+            }
             do {
-                recovered.append(try decoder.decode(JobRecord.self, from: Data(value)))
+                let job = try decoder.decode(JobRecord.self, from: Data(value))
+                if job.state.isTerminal { finished.append((job.id, FinishedJob(job))) } else { recovered.append(job) }
             } catch {
                 throw JournalError(
                     code: .corrupt,
                     message: "the journal \(journal.path) holds a record for \(key) that this version cannot read (\(error)); "
                         + "run the transferd version that wrote it, or move the journal aside")
             }
+        }
+        if let sequenceRecord {
+            // Numbers that high are damage (they would overflow long before they were used up).
+            guard let reserved = try? decoder.decode(UInt64.self, from: Data(sequenceRecord)), reserved < 1 << 62 else {
+                throw JournalError(
+                    code: .corrupt,
+                    message: "the journal \(journal.path) holds an unreadable \(Self.sequenceKey) record; move the journal aside")
+            }
+            lastSeq = reserved
+        }
+        jobs.reserveFinished(finished.count)
+        for (id, summary) in finished {
+            jobs.insertFinished(id, summary)
+            nextOrder = max(nextOrder, summary.order + 1)
+            if let seq = summary.eventSeq, seq < 1 << 62 { lastSeq = max(lastSeq, seq) }
         }
         recovered.sort { $0.order < $1.order }
         lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).filter { $0 < 1 << 62 }.max() ?? 0)
@@ -130,7 +149,6 @@ public actor TransferManager {
                     "transfer interrupted by the restart; it resumes from its last checkpoint", metadata: ["bytes": "\(job.checkpointBytes)"])
             }
             jobs[job.id] = job
-            if let seq = job.eventSeq { latestSeq[job.id] = seq }
             nextOrder = max(nextOrder, job.order + 1)
         }
         queue = requeued.map(\.id) + recovered.filter { $0.state == .queued && !refused.contains($0.id) }.map(\.id)

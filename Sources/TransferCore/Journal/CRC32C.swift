@@ -1,21 +1,18 @@
-/// CRC-32C (Castagnoli), the checksum of every journal record.
+import CLinuxShims
+
+/// CRC-32C (Castagnoli), the checksum of every journal record; computed by the processor where it
+/// can (Sources/CLinuxShims/crc32c.c), so replaying a large journal is bound by reading it.
 enum CRC32C {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var crc = UInt32(index)
-        for _ in 0..<8 {
-            crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1
-        }
-        return crc
-    }
-
     /// Continues a checksum over `bytes`; start with `0`.
-    static func update(_ crc: UInt32, _ bytes: some Sequence<UInt8>) -> UInt32 {
-        var value = ~crc
-        for byte in bytes {
-            value = table[Int((value ^ UInt32(byte)) & 0xFF)] ^ (value >> 8)
-        }
-        return ~value
+    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress else { return crc }
+        return clinuxshims_crc32c(crc, base, bytes.count)
     }
 
-    static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 { update(0, bytes) }
+    static func update(_ crc: UInt32, _ bytes: some Collection<UInt8>) -> UInt32 {
+        if let result = bytes.withContiguousStorageIfAvailable({ update(crc, UnsafeRawBufferPointer($0)) }) { return result }
+        return Array(bytes).withUnsafeBytes { update(crc, $0) }
+    }
+
+    static func checksum(_ bytes: some Collection<UInt8>) -> UInt32 { update(0, bytes) }
 }

@@ -7,60 +7,100 @@ import Glibc
 /// Start-up: replaying the journal's bytes, cutting a torn tail (after saving it), refusing
 /// corruption; and what compaction writes.
 extension Journal {
+    /// Where a live key's latest value lies in the journal file.
+    struct Location: Sendable, Equatable {
+        var offset: Int
+        var length: Int
+    }
+
     struct Recovered {
-        var live: [String: [UInt8]] = [:]
+        var index: [String: Location] = [:]
         var lastSequence: UInt64 = 0
         var fileBytes = 0
         var created = false
     }
 
+    /// Replays the journal file without copying it: it is mapped, each record checked where it
+    /// lies, and only the latest location of each live key kept.
     static func recover(path: String, directory: String, logger: Logger) throws(JournalError) -> Recovered {
         // A temporary file left by an interrupted compaction was never renamed: the journal is intact.
         unlink(path + ".compact")
-        let data: [UInt8]
-        do throws(FileIOError) {
-            guard let contents = try FileIO.readFile(path) else {
-                return Recovered(created: true)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return Recovered(created: true) }
+            throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("open", path))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("fstat", path))") }
+        let size = Int(info.st_size)
+        guard size > 0 else { return Recovered() }
+        guard let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapping != MAP_FAILED else {
+            throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("mmap", path))")
+        }
+        defer { munmap(mapping, size) }
+        let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
+        var recovered = Recovered()
+        let replayed = try replay(buffer, path: path) { located in
+            switch located.operation {
+            case .put: recovered.index[located.key] = Location(offset: located.value.lowerBound, length: located.value.count)
+            case .delete: recovered.index.removeValue(forKey: located.key)
             }
-            data = contents
-        } catch {
-            throw JournalError(code: .io, message: "cannot read the journal: \(error)")
         }
-        let replayed = try replay(data, path: path)
-        if replayed.validBytes < data.count {
-            try cutTornTail(path: path, directory: directory, data: data, offset: replayed.validBytes, logger: logger)
+        if replayed.validBytes < size {
+            try cutTornTail(
+                path: path, directory: directory, tail: Array(buffer[replayed.validBytes...]), offset: replayed.validBytes, logger: logger)
         }
-        return Recovered(live: replayed.live, lastSequence: replayed.lastSequence, fileBytes: replayed.validBytes)
+        recovered.lastSequence = replayed.lastSequence
+        recovered.fileBytes = replayed.validBytes
+        return recovered
     }
 
     /// Replays journal bytes in memory as start-up does, touching no file: the live keys, the last
     /// sequence number, and where the valid records end (before a torn tail, which start-up cuts
     /// off). A damaged record followed by valid ones throws `.corrupt`, naming `path` and the offset.
     public static func replay(_ data: [UInt8], path: String = "(in memory)") throws(JournalError) -> JournalReplay {
-        var replayed = JournalReplay()
-        var offset = 0
-        while offset < data.count {
-            switch JournalRecord.decode(data, at: offset) {
-            case .success(let (record, next)):
-                guard record.sequence > replayed.lastSequence else {
-                    throw corruption(path: path, offset: offset, detail: "sequence number \(record.sequence) does not increase")
+        let result: Result<JournalReplay, JournalError> = data.withUnsafeBytes { buffer in
+            var live: [String: [UInt8]] = [:]
+            do throws(JournalError) {
+                let replayed = try replay(buffer, path: path) { located in
+                    switch located.operation {
+                    case .put: live[located.key] = Array(buffer[located.value])
+                    case .delete: live.removeValue(forKey: located.key)
+                    }
                 }
-                replayed.lastSequence = record.sequence
-                switch record.operation {
-                case .put: replayed.live[record.key] = record.value
-                case .delete: replayed.live.removeValue(forKey: record.key)
-                }
-                offset = next
-            case .failure(let failure):
-                if validRecordExists(in: data, after: offset) {
-                    throw corruption(path: path, offset: offset, detail: "\(failure)")
-                }
-                replayed.validBytes = offset
-                return replayed
+                return .success(JournalReplay(live: live, lastSequence: replayed.lastSequence, validBytes: replayed.validBytes))
+            } catch {
+                return .failure(error)
             }
         }
-        replayed.validBytes = data.count
-        return replayed
+        return try result.get()
+    }
+
+    /// Checks every record of `buffer` in order and hands each valid one to `apply`; returns the
+    /// last sequence number and where the valid records end.
+    static func replay(
+        _ buffer: UnsafeRawBufferPointer, path: String, apply: (JournalRecord.Located) -> Void
+    ) throws(JournalError) -> (lastSequence: UInt64, validBytes: Int) {
+        var lastSequence: UInt64 = 0
+        var offset = 0
+        while offset < buffer.count {
+            switch JournalRecord.locate(in: buffer, at: offset) {
+            case .success(let located):
+                guard located.sequence > lastSequence else {
+                    throw corruption(path: path, offset: offset, detail: "sequence number \(located.sequence) does not increase")
+                }
+                lastSequence = located.sequence
+                apply(located)
+                offset = located.next
+            case .failure(let failure):
+                if validRecordExists(in: buffer, after: offset) {
+                    throw corruption(path: path, offset: offset, detail: "\(failure)")
+                }
+                return (lastSequence, offset)
+            }
+        }
+        return (lastSequence, buffer.count)
     }
 
     /// The records compaction writes for `live`, in key order, numbered from `firstSequence`.
@@ -84,14 +124,14 @@ extension Journal {
     }
 
     /// Whether any line after the one starting at `offset` is a valid record on its own.
-    static func validRecordExists(in data: [UInt8], after offset: Int) -> Bool {
-        guard var cursor = data[offset...].firstIndex(of: UInt8(ascii: "\n")).map({ $0 + 1 }) else { return false }
-        while cursor < data.count {
-            switch JournalRecord.decode(data, at: cursor) {
+    static func validRecordExists(in buffer: UnsafeRawBufferPointer, after offset: Int) -> Bool {
+        guard var cursor = buffer.firstIndex(of: UInt8(ascii: "\n"), from: offset).map({ $0 + 1 }) else { return false }
+        while cursor < buffer.count {
+            switch JournalRecord.locate(in: buffer, at: cursor) {
             case .success: return true
             case .failure(.incomplete): return false
             case .failure:
-                guard let newline = data[cursor...].firstIndex(of: UInt8(ascii: "\n")) else { return false }
+                guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n"), from: cursor) else { return false }
                 cursor = newline + 1
             }
         }
@@ -104,8 +144,7 @@ extension Journal {
     /// Saves the bytes after `offset` (the torn tail, usually a part of one record) to
     /// `journal.torn-TIME`, keeps the newest `tornCopiesKept` such copies, then cuts the journal
     /// at `offset`. A copy that cannot be written is removed, and start-up stops with what to free.
-    static func cutTornTail(path: String, directory: String, data: [UInt8], offset: Int, logger: Logger) throws(JournalError) {
-        let tail = Array(data[offset...])
+    static func cutTornTail(path: String, directory: String, tail: [UInt8], offset: Int, logger: Logger) throws(JournalError) {
         var copy = path + ".torn-\(time(nil))"
         var suffix = 1
         while access(copy, F_OK) == 0 {

@@ -29,10 +29,10 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
 ///
 /// Writers call `commit(_:)`, which returns only once their records are written and
 /// `fdatasync`ed. Records of concurrent callers are written and synced together (group commit)
-/// on one serial queue, off the cooperative thread pool. The journal keeps the latest value of
-/// every live key in memory, so it can compact itself: when the file grows well past what the live
-/// keys need, it writes them to a temporary file, syncs it, renames it over the journal and syncs
-/// the directory. Any failed write or sync is fatal: the journal refuses everything afterwards
+/// on one serial queue, off the cooperative thread pool. The journal keeps where the latest value of
+/// every live key lies in the file (not the value: `value(forKey:)` reads it back), so it can
+/// compact itself: when the file grows well past what the live keys need, it copies them to a
+/// temporary file, syncs it, renames it over the journal and syncs the directory. Any failed write or sync is fatal: the journal refuses everything afterwards
 /// and reports the failure through `onFatal`.
 public final class Journal: Sendable {
     /// One change to commit.
@@ -78,9 +78,10 @@ public final class Journal: Sendable {
         var waiters: [CheckedContinuation<Void, any Error>] = []
         var drainScheduled = false
         var failure: JournalError?
+        /// The journal file, open for appending and for reading values back.
         var fd: Int32
         var nextSequence: UInt64
-        var live: [String: [UInt8]]
+        var index: [String: Location]
         var liveBytes: Int
         var statistics = Statistics()
     }
@@ -116,7 +117,7 @@ public final class Journal: Sendable {
         self.logger = logger
         self.onFatal = onFatal
         let recovered = try Self.recover(path: path, directory: directory, logger: logger)
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw JournalError(code: .io, message: "cannot open the journal: \(FileIOError("open", path))")
         }
@@ -132,8 +133,8 @@ public final class Journal: Sendable {
             }
         }
         var initial = State(
-            fd: fd, nextSequence: recovered.lastSequence + 1, live: recovered.live,
-            liveBytes: recovered.live.reduce(0) { $0 + Self.estimatedLineBytes(key: $1.key, value: $1.value) })
+            fd: fd, nextSequence: recovered.lastSequence + 1, index: recovered.index,
+            liveBytes: recovered.index.reduce(0) { $0 + Self.estimatedLineBytes(key: $1.key, length: $1.value.length) })
         initial.statistics.fileBytes = recovered.fileBytes
         state = Mutex(initial)
     }
@@ -142,8 +143,35 @@ public final class Journal: Sendable {
         _ = state.withLock { close($0.fd) }
     }
 
-    /// The latest value of every live key, as replayed from disk and changed since.
-    public var values: [String: [UInt8]] { state.withLock { $0.live } }
+    /// The latest value of every live key, as replayed from disk and changed since (read from the
+    /// file: for tests and small journals).
+    public var values: [String: [UInt8]] {
+        state.withLock { state in
+            var values: [String: [UInt8]] = [:]
+            for (key, location) in state.index { values[key] = Self.read(location, from: state.fd) }
+            return values
+        }
+    }
+
+    /// Calls `body` with every live key and its value as they are on disk, without copying the
+    /// values: the file is mapped for the call. For start-up, before anything is written.
+    public func forEachLiveValue(_ body: (String, UnsafeRawBufferPointer) throws -> Void) throws {
+        try state.withLock { state in
+            let size = state.statistics.fileBytes
+            guard size > 0, !state.index.isEmpty else { return }
+            guard let mapping = mmap(nil, size, PROT_READ, MAP_SHARED, state.fd, 0), mapping != MAP_FAILED else {
+                throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("mmap", path))")
+            }
+            defer { munmap(mapping, size) }
+            let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
+            for (key, location) in state.index where location.offset + location.length <= size {
+                try body(key, UnsafeRawBufferPointer(rebasing: buffer[location.offset..<(location.offset + location.length)]))
+            }
+        }
+    }
+
+    /// How many live keys there are.
+    public var liveCount: Int { state.withLock { $0.index.count } }
 
     /// The latest value of `key`, counting changes queued but not yet on disk; nil when the key
     /// is deleted or was never written.
@@ -156,8 +184,22 @@ public final class Journal: Sendable {
                 default: continue
                 }
             }
-            return state.live[key]
+            return state.index[key].flatMap { Self.read($0, from: state.fd) }
         }
+    }
+
+    /// The value at `location` of the file open as `fd`; nil when it cannot be read (a failure
+    /// the next write or sync reports).
+    private static func read(_ location: Location, from fd: Int32) -> [UInt8]? {
+        var value = [UInt8](repeating: 0, count: location.length)
+        var done = 0
+        while done < location.length {
+            let count = value.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, location.length - done, off_t(location.offset + done)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            done += count
+        }
+        return value
     }
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
@@ -224,8 +266,8 @@ public final class Journal: Sendable {
 
     private func drain() {
         while true {
-            let (changes, waiters, fd, failed) = state.withLock { state in
-                let taken = (state.pending, state.waiters, state.fd, state.failure != nil)
+            let (changes, waiters, fd, failed, start) = state.withLock { state in
+                let taken = (state.pending, state.waiters, state.fd, state.failure != nil, state.statistics.fileBytes)
                 state.writing = state.pending
                 state.pending = []
                 state.waiters = []
@@ -246,8 +288,14 @@ public final class Journal: Sendable {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(changes.count * 512)
                 var sequence = state.withLock { $0.nextSequence }
+                // Where each put's value lands in the file, for reading it back.
+                var locations: [Location] = []
+                locations.reserveCapacity(changes.count)
                 for change in changes {
                     record(for: change, sequence: sequence).encode(into: &bytes)
+                    if case .put(_, let value) = change {
+                        locations.append(Location(offset: start + bytes.count - 1 - value.count, length: value.count))
+                    }
                     sequence += 1
                 }
                 try FileIO.writeAll(fd, bytes, path: path)
@@ -257,7 +305,8 @@ public final class Journal: Sendable {
                 syncCounter.increment()
                 let shouldCompact: Bool = state.withLock { state in
                     state.nextSequence = sequence
-                    for change in changes { Self.apply(change, to: &state) }
+                    var next = locations.makeIterator()
+                    for change in changes { Self.apply(change, at: &next, to: &state) }
                     state.writing = []
                     state.statistics.syncs += 1
                     state.statistics.recordsWritten += changes.count
@@ -297,44 +346,75 @@ public final class Journal: Sendable {
         }
     }
 
-    private static func apply(_ change: Change, to state: inout State) {
+    private static func apply(_ change: Change, at locations: inout IndexingIterator<[Location]>, to state: inout State) {
         switch change {
-        case .put(let key, let value):
-            if let old = state.live[key] { state.liveBytes -= estimatedLineBytes(key: key, value: old) }
-            state.live[key] = value
-            state.liveBytes += estimatedLineBytes(key: key, value: value)
+        case .put(let key, _):
+            guard let location = locations.next() else { return }
+            if let old = state.index[key] { state.liveBytes -= estimatedLineBytes(key: key, length: old.length) }
+            state.index[key] = location
+            state.liveBytes += estimatedLineBytes(key: key, length: location.length)
         case .delete(let key):
-            if let old = state.live.removeValue(forKey: key) {
-                state.liveBytes -= estimatedLineBytes(key: key, value: old)
+            if let old = state.index.removeValue(forKey: key) {
+                state.liveBytes -= estimatedLineBytes(key: key, length: old.length)
             }
         }
     }
 
-    private static func estimatedLineBytes(key: String, value: [UInt8]) -> Int {
-        key.utf8.count + value.count + 40
+    private static func estimatedLineBytes(key: String, length: Int) -> Int {
+        key.utf8.count + length + 40
     }
 
     // MARK: - Compaction
 
     private var temporaryPath: String { path + ".compact" }
 
-    /// Runs on `queue`. Writes the live records to a temporary file, syncs it, renames it over
+    /// Runs on `queue`. Copies the live records to a temporary file, syncs it, renames it over
     /// the journal and syncs the directory; a crash at any point leaves the old or the new file.
+    /// The records are copied from the mapped journal in file order, a buffer at a time, so memory
+    /// does not grow with the journal.
     private func compactNow(stopAfter step: CompactionStep?) throws {
-        let (live, firstSequence) = state.withLock { ($0.live, $0.nextSequence) }
-        let bytes = Self.snapshot(of: live, firstSequence: firstSequence)
-        let sequence = firstSequence + UInt64(live.count)
+        let (index, firstSequence, oldFD, oldSize) = state.withLock { ($0.index, $0.nextSequence, $0.fd, $0.statistics.fileBytes) }
         let temporary = temporaryPath
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError(code: .io, message: "compaction: \(FileIOError("open", temporary))") }
         var newFileOpen = true
         defer { if newFileOpen { close(fd) } }
-        do throws(FileIOError) {
-            if step == .halfOfTemporaryWritten {
-                try FileIO.writeAll(fd, Array(bytes.prefix(bytes.count / 2)), path: temporary)
-                throw FileIOError(SimulatedCrashMarker())
+        var mapping: UnsafeMutableRawPointer?
+        if oldSize > 0 {
+            guard let mapped = mmap(nil, oldSize, PROT_READ, MAP_SHARED, oldFD, 0), mapped != MAP_FAILED else {
+                throw JournalError(code: .io, message: "compaction: \(FileIOError("mmap", path))")
             }
-            try FileIO.writeAll(fd, bytes, path: temporary)
+            mapping = mapped
+        }
+        defer { if let mapping { munmap(mapping, oldSize) } }
+        let old = UnsafeRawBufferPointer(start: mapping, count: mapping == nil ? 0 : oldSize)
+        var newIndex: [String: Location] = [:]
+        newIndex.reserveCapacity(index.count)
+        var written = 0
+        var sequence = firstSequence
+        do throws(FileIOError) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(1 << 20 + 4096)
+            let entries = index.sorted { $0.value.offset < $1.value.offset }
+            for (number, (key, location)) in entries.enumerated() {
+                guard location.offset + location.length <= old.count else {
+                    throw FileIOError("read", path, errno: EIO)
+                }
+                let value = UnsafeRawBufferPointer(rebasing: old[location.offset..<(location.offset + location.length)])
+                JournalRecord.encode(sequence: sequence, operation: .put, key: key, value: value, into: &bytes)
+                newIndex[key] = Location(offset: written + bytes.count - 1 - value.count, length: value.count)
+                sequence += 1
+                if bytes.count >= 1 << 20 || number + 1 == entries.count {
+                    try FileIO.writeAll(fd, bytes, path: temporary)
+                    written += bytes.count
+                    bytes.removeAll(keepingCapacity: true)
+                }
+                if step == .halfOfTemporaryWritten && number + 1 == entries.count / 2 {
+                    try FileIO.writeAll(fd, bytes, path: temporary)
+                    throw FileIOError(SimulatedCrashMarker())
+                }
+            }
+            if step == .halfOfTemporaryWritten { throw FileIOError(SimulatedCrashMarker()) }
             try FileIO.fsync(fd, path: temporary)
             if step == .temporarySynced { throw FileIOError(SimulatedCrashMarker()) }
             guard rename(temporary, path) == 0 else { throw FileIOError("rename", temporary) }
@@ -346,19 +426,18 @@ public final class Journal: Sendable {
         } catch {
             throw JournalError(code: .io, message: "compaction failed: \(error)")
         }
-        // The new file is the journal now; append to it from here on.
+        // The new file is the journal now; append to it and read values from it from here on.
         newFileOpen = false
         state.withLock { state in
             close(state.fd)
             state.fd = fd
+            state.index = newIndex
             state.nextSequence = sequence
-            state.statistics.fileBytes = bytes.count
+            state.statistics.fileBytes = written
             state.statistics.compactions += 1
         }
-        logger.debug("journal compacted", metadata: ["live": "\(live.count)", "bytes": "\(bytes.count)"])
+        logger.debug("journal compacted", metadata: ["live": "\(index.count)", "bytes": "\(written)"])
     }
-
-
 }
 
 /// Marks a simulated crash inside compaction's throwing block, which only throws FileIOError.

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One line of the journal: `<seq> <op> <key> <len> <crc> <value>\n`.
 ///
 /// `op` is `P` (put: the key now holds the value) or `D` (delete: the key is gone, no value).
@@ -39,6 +43,11 @@ struct JournalRecord: Equatable, Sendable {
 
     /// Appends the record's line to `output`.
     func encode(into output: inout [UInt8]) {
+        value.withUnsafeBytes { Self.encode(sequence: sequence, operation: operation, key: key, value: $0, into: &output) }
+    }
+
+    /// Appends the line of a record made of these parts to `output`.
+    static func encode(sequence: UInt64, operation: Operation, key: String, value: UnsafeRawBufferPointer, into output: inout [UInt8]) {
         let headerStart = output.count
         output.append(contentsOf: "\(sequence) ".utf8)
         output.append(operation.rawValue)
@@ -61,47 +70,75 @@ struct JournalRecord: Equatable, Sendable {
         case checksumMismatch
     }
 
+    /// Where one valid record lies in a buffer, without a copy of its value.
+    struct Located: Equatable, Sendable {
+        var sequence: UInt64
+        var operation: Operation
+        var key: String
+        /// The value's bytes within the buffer.
+        var value: Range<Int>
+        /// The offset just past the record's newline.
+        var next: Int
+    }
+
     /// Decodes the record starting at `start`; on success returns it and the offset just past its newline.
     static func decode(_ bytes: [UInt8], at start: Int) -> Result<(JournalRecord, Int), DecodeFailure> {
-        guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+        bytes.withUnsafeBytes { buffer in
+            locate(in: buffer, at: start).map { located in
+                let record = JournalRecord(
+                    sequence: located.sequence, operation: located.operation, key: located.key,
+                    value: Array(buffer[located.value]))
+                return (record, located.next)
+            }
+        }
+    }
+
+    /// Checks the record starting at `start` in `buffer` and says where it lies.
+    static func locate(in buffer: UnsafeRawBufferPointer, at start: Int) -> Result<Located, DecodeFailure> {
+        guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n"), from: start) else {
             return .failure(.incomplete)
         }
-        let line = bytes[start..<newline]
         // Five space-separated header fields, then the value (which may itself contain spaces).
-        var fields: [ArraySlice<UInt8>] = []
-        var cursor = line.startIndex
-        while fields.count < 5 {
-            guard let space = line[cursor...].firstIndex(of: UInt8(ascii: " ")) else {
-                return .failure(.malformed("expected 5 header fields, found \(fields.count)"))
+        var fields: (Range<Int>, Range<Int>, Range<Int>, Range<Int>, Range<Int>) = (0..<0, 0..<0, 0..<0, 0..<0, 0..<0)
+        var cursor = start
+        for field in 0..<5 {
+            guard let space = buffer.firstIndex(of: UInt8(ascii: " "), from: cursor, before: newline) else {
+                return .failure(.malformed("expected 5 header fields, found \(field)"))
             }
-            fields.append(line[cursor..<space])
+            switch field {
+            case 0: fields.0 = cursor..<space
+            case 1: fields.1 = cursor..<space
+            case 2: fields.2 = cursor..<space
+            case 3: fields.3 = cursor..<space
+            default: fields.4 = cursor..<space
+            }
             cursor = space + 1
         }
-        let value = line[cursor...]
-        guard let sequence = UInt64(decimal: fields[0]) else { return .failure(.malformed("bad sequence number")) }
+        let value = cursor..<newline
+        guard let sequence = UInt64(decimal: buffer[fields.0]) else { return .failure(.malformed("bad sequence number")) }
         guard sequence <= maxSequence else { return .failure(.malformed("sequence number out of range")) }
-        guard fields[1].count == 1, let operation = Operation(rawValue: fields[1][fields[1].startIndex]) else {
+        guard fields.1.count == 1, let operation = Operation(rawValue: buffer[fields.1.lowerBound]) else {
             return .failure(.malformed("bad operation"))
         }
-        let key = String(decoding: fields[2], as: UTF8.self)
+        guard (1...200).contains(fields.2.count) else { return .failure(.malformed("bad key")) }
+        let key = String(decoding: buffer[fields.2], as: UTF8.self)
         guard isValidKey(key) else { return .failure(.malformed("bad key")) }
-        guard let length = UInt64(decimal: fields[3]), length == UInt64(value.count) else {
+        guard let length = UInt64(decimal: buffer[fields.3]), length == UInt64(value.count) else {
             return .failure(.malformed("length does not match the value"))
         }
         // Exactly 8 lowercase hex digits: the field is not itself covered by the checksum, so only
         // one spelling of each value may be accepted.
-        guard fields[4].count == 8, let stored = Self.parseHex(fields[4]) else {
+        guard fields.4.count == 8, let stored = Self.parseHex(buffer[fields.4]) else {
             return .failure(.malformed("bad checksum field"))
         }
-        var crc = CRC32C.checksum(bytes[start..<fields[4].startIndex])
-        crc = CRC32C.update(crc, value)
+        var crc = CRC32C.update(0, UnsafeRawBufferPointer(rebasing: buffer[start..<fields.4.lowerBound]))
+        crc = CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: buffer[value]))
         guard crc == stored else { return .failure(.checksumMismatch) }
         if operation == .delete && !value.isEmpty { return .failure(.malformed("a delete carries a value")) }
-        let record = JournalRecord(sequence: sequence, operation: operation, key: key, value: Array(value))
-        return .success((record, newline + 1))
+        return .success(Located(sequence: sequence, operation: operation, key: key, value: value, next: newline + 1))
     }
 
-    private static func parseHex(_ digits: ArraySlice<UInt8>) -> UInt32? {
+    private static func parseHex(_ digits: Slice<UnsafeRawBufferPointer>) -> UInt32? {
         var value: UInt32 = 0
         for digit in digits {
             switch digit {
@@ -121,7 +158,7 @@ struct JournalRecord: Equatable, Sendable {
 
 extension UInt64 {
     /// Parses ASCII decimal digits, rejecting empty input, signs and leading zeros in longer numbers.
-    init?(decimal bytes: ArraySlice<UInt8>) {
+    init?(decimal bytes: some Collection<UInt8>) {
         guard !bytes.isEmpty, bytes.count <= 20 else { return nil }
         if bytes.count > 1 && bytes.first == UInt8(ascii: "0") { return nil }
         var result: UInt64 = 0
@@ -133,5 +170,15 @@ extension UInt64 {
             result = sum
         }
         self = result
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The offset of the first `byte` at or after `start` (and before `end`), found with memchr.
+    func firstIndex(of byte: UInt8, from start: Int, before end: Int? = nil) -> Int? {
+        let end = Swift.min(end ?? count, count)
+        guard let base = baseAddress, start < end, start >= 0 else { return nil }
+        guard let found = memchr(base + start, Int32(byte), end - start) else { return nil }
+        return UnsafeRawPointer(found) - base
     }
 }
