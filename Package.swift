@@ -122,6 +122,12 @@ let package = Package(
             dependencies: ["TransferCore"],
             path: "Tests/Fuzz/FuzzJournalRecovery"
         ),
+        // The job-table benchmarks' helper (Tests/Benchmarks/jobtable.sh).
+        .executableTarget(
+            name: "transferd-bench",
+            dependencies: ["TransferCore", "TransferProtocol", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/BenchTool"
+        ),
         .executableTarget(
             name: "FuzzSubmitToEngine",
             dependencies: ["TransferCore", "TransferProtocol", .product(name: "Logging", package: "swift-log")],

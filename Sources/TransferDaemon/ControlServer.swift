@@ -187,12 +187,23 @@ final class ControlServer: Service {
                 let idleWatch = Task { await self.closeWhenIdle(subscriptions, activity: activity) }
                 defer { idleWatch.cancel() }
                 try await withThrowingDiscardingTaskGroup { group in
+                    let answers = PipelinedAnswers(activity: activity)
+                    group.addTask { try await answers.write(to: outbound) }
+                    defer { answers.finish() }
                     for try await frame in inbound {
                         activity.touch()
                         guard !subscriptions.isClosing else { break }
+                        let prepared = router.prepare(frame)
+                        if prepared.runsConcurrently {
+                            // Pipelined submits run side by side and share syncs; answers keep their order.
+                            try await answers.add { await self.router.respond(to: prepared, from: connection.peer, subscriptions: subscriptions) }
+                            continue
+                        }
+                        // Anything else runs alone, after every earlier request was answered.
+                        try await answers.drain()
                         activity.busy(true)
                         defer { activity.busy(false) }
-                        if let response = await router.respond(to: frame, from: connection.peer, subscriptions: subscriptions) {
+                        if let response = await router.respond(to: prepared, from: connection.peer, subscriptions: subscriptions) {
                             try await outbound.write(response)
                         }
                         // Streams start after their subscribe answer, so the answer comes first.

@@ -23,23 +23,55 @@ struct RequestRouter: Sendable {
     let configurationFile: String?
     let logger: Logger
 
-    /// The response line (newline included) for one request line, or nil for a notification.
-    func respond(to frame: LineFrame, from peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer? {
+    /// One request line, read as far as the router needs to decide how to run it.
+    enum Prepared: Sendable {
+        /// Answered already (a line too long, not JSON, not a request): the answer, if any.
+        case answered(ByteBuffer?)
+        /// A single request.
+        case request(DecodedRequest)
+        /// A batch (a JSON array of requests).
+        case batch(Data)
+
+        /// Whether it may run beside the requests before and after it on its connection: only
+        /// submits, which order nothing, so pipelined submits share the journal's syncs.
+        var runsConcurrently: Bool {
+            if case .request(let request) = self { return request.method == Submit.name }
+            return false
+        }
+    }
+
+    /// Reads a request line as far as its method.
+    func prepare(_ frame: LineFrame) -> Prepared {
         switch frame {
         case .tooLong(let limit):
             let refusal = RequestDecoder.lineTooLong(limit: limit)
-            return encodeFailure(id: refusal.id, refusal.error)
+            return .answered(encodeFailure(id: refusal.id, refusal.error))
         case .line(let buffer):
             let data = Data(buffer.readableBytesView)
-            if RequestBatch.isBatch(data) { return await respond(toBatch: data, from: peer, subscriptions: subscriptions) }
-            let request: DecodedRequest
+            if RequestBatch.isBatch(data) { return .batch(data) }
             do {
-                request = try RequestDecoder(methods: Self.methods, maxDepth: configuration.current.maxJsonDepth).decode(data)
+                return .request(try RequestDecoder(methods: Self.methods, maxDepth: configuration.current.maxJsonDepth).decode(data))
             } catch {
-                return encodeFailure(id: error.id, error.error)
+                return .answered(encodeFailure(id: error.id, error.error))
             }
-            let id = request.id ?? .null
-            let response = await dispatch(method: request.method, id: id, data: data, hasParams: request.hasParams, peer: peer,
+        }
+    }
+
+    /// The response line (newline included) for one request line, or nil for a notification.
+    func respond(to frame: LineFrame, from peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer? {
+        await respond(to: prepare(frame), from: peer, subscriptions: subscriptions)
+    }
+
+    /// The response line (newline included) for a prepared request line, or nil for a notification.
+    func respond(to prepared: Prepared, from peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer? {
+        switch prepared {
+        case .answered(let answer):
+            return answer
+        case .batch(let data):
+            return await respond(toBatch: data, from: peer, subscriptions: subscriptions)
+        case .request(let request):
+            let response = await dispatch(
+                method: request.method, id: request.id ?? .null, data: request.line, hasParams: request.hasParams, peer: peer,
                 subscriptions: subscriptions)
             // A notification (no id) gets no answer, as JSON-RPC requires.
             return request.id == nil ? nil : response

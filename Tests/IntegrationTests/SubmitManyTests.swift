@@ -164,6 +164,36 @@ struct SubmitManyTests {
         #expect(try client.call(Version.self, .init()).protocol == 1)
     }
 
+    @Test func pipelinedSubmitsShareSyncsAndAreAnsweredInOrder() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let client = try daemon.client()
+        func syncs() throws -> Double {
+            let text = try client.call(MetricsMethod.self, .init()).text
+            let line = text.split(separator: "\n").first { $0.hasPrefix("transferd_journal_syncs_total ") }
+            return line.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
+        }
+        let before = try syncs()
+        // 1,000 submits in one write, then a status that must see all of them, then a cancel of the first.
+        var lines = (1...1000).map { index in
+            #"{"jsonrpc":"2.0","id":\#(index),"method":"submit","params":{"url":"http://127.0.0.1:9/p\#(index)","destination":"\#(daemon.destination("p\(index)"))","id":"p\#(index)"}}"#
+        }
+        lines.append(#"{"jsonrpc":"2.0","id":"list","method":"status","params":{"limit":5000}}"#)
+        lines.append(#"{"jsonrpc":"2.0","id":"stop","method":"cancel","params":{"id":"p1"}}"#)
+        try client.sendLine(Array(lines.joined(separator: "\n").utf8))
+        for index in 1...1000 {
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(client.readLine())) as? [String: Any])
+            #expect(answer["id"] as? Int == index && answer["result"] != nil, "\(answer)")
+        }
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(client.readLine())) as? [String: Any])
+        #expect(list["id"] as? String == "list" && (list["result"] as? [String: Any])?["total"] as? Int == 1000, "\(list)")
+        let stop = try #require(try JSONSerialization.jsonObject(with: Data(client.readLine())) as? [String: Any])
+        #expect(stop["id"] as? String == "stop" && (stop["result"] as? [String: Any]) != nil, "\(stop)")
+        let used = try syncs() - before
+        #expect(used > 0 && used < 200, "1,000 pipelined submits took \(used) journal syncs")
+    }
+
     @Test func aBatchOverTheLimitIsRefusedWhole() async throws {
         let daemon = try TestDaemon(configuration: ["max_request_bytes": 4 << 20])
         defer { daemon.cleanUp() }

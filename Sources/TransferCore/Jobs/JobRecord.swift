@@ -40,7 +40,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// Once completed: the file's SHA-256, lowercase hex.
     public var sha256: String?
     /// Where redirects led, credentials removed.
-    public var finalURL: String?
+    /// (Spelled so that its snake_case key, `final_url`, reads back into it.)
+    public var finalUrl: String?
     /// Attempts that failed in a row without getting further into the file than any before.
     public var failuresInARow: Int?
     /// The most bytes any attempt had durable: an attempt that gets further resets `failuresInARow`.
@@ -70,7 +71,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             bytesPerSecond: state == .running ? bytesPerSecond : nil,
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
             attempts: attempts, error: error, nextAttemptAt: state == .waiting ? nextAttemptAt : nil,
-            expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalURL,
+            expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalUrl,
             overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
     }
 

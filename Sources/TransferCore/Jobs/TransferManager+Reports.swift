@@ -28,7 +28,7 @@ extension TransferManager {
             job.totalBytes = total
             job.validator = validator
             job.partialInode = inode
-            job.finalURL = finalURL
+            job.finalUrl = finalURL
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             // Bytes before the offset were counted, or were there before this attempt.
             countedBytes[job.id] = startOffset

@@ -39,6 +39,25 @@ struct JobSummaryScanTests {
         }
     }
 
+    @Test func aRecordReadsBackFromTheJournalAsItWasWritten() throws {
+        var job = record(state: .completed, session: "s", headers: ["A": "b"])
+        job.createdAt = Date(timeIntervalSince1970: 1_795_000_000.5)
+        job.startedAt = Date(timeIntervalSince1970: 1_795_000_001.25)
+        job.finishedAt = Date(timeIntervalSince1970: 1_795_000_002)
+        job.finalUrl = "https://mirror.example/a"
+        job.validator = "\"etag\""
+        job.partialInode = 42
+        job.totalBytes = 99
+        job.sha256 = String(repeating: "ab", count: 32)
+        job.expectedSha256 = job.sha256
+        job.expectedSize = 99
+        job.failuresInARow = 2
+        job.furthestBytes = 50
+        job.nextAttemptAt = Date(timeIntervalSince1970: 1_795_000_003)
+        let decoded = try WireCoding.decoder().decode(JobRecord.self, from: try WireCoding.encoder().encode(job))
+        #expect(decoded == job)
+    }
+
     @Test func whatTheEncoderDoesNotWriteIsLeftToTheDecoder() {
         for text in [
             "", "{}", "{", #"{"order":1,"owner":2,"state":"completed"}"#, #"{"order":1,"owner":2,"state":"done","created_at":"2026-11-22T10:00:00.000Z"}"#,

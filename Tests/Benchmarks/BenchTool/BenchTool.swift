@@ -1,0 +1,215 @@
+import Foundation
+import Logging
+import TransferCore
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The job-table benchmarks' helper (Tests/Benchmarks/jobtable.sh):
+//
+//   transferd-bench fill-journal STATE_DIR COUNT OWNER DEST_DIR
+//       writes COUNT completed downloads of OWNER into the journal of STATE_DIR, as the daemon
+//       would have written them, and exits
+//   transferd-bench submit-load SOCKET CLIENTS IN_FLIGHT JOBS URL DEST_DIR
+//       CLIENTS connections each keep IN_FLIGHT submits pipelined until JOBS were accepted in
+//       all; prints "seconds submits_per_second"
+//   transferd-bench batch SOCKET JOBS URL DEST_DIR
+//       one JSON-RPC batch of JOBS submits; prints "seconds"
+//   transferd-bench ready TRANSFERD_ARGS...
+//       starts transferd with NOTIFY_SOCKET set, waits for READY=1, reads its RSS, stops it;
+//       prints "ready_seconds rss_kib"
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("transferd-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+func fillJournal(stateDirectory: String, count: Int, owner: UInt32, destinations: String) async throws {
+    let journal = try Journal(directory: stateDirectory, logger: Logger(label: "fill", factory: { _ in SwiftLogNoOpLogHandler() }))
+    let template = #"""
+        {"attempts":1,"checkpoint_bytes":1048576,"created_at":"2026-11-23T10:00:00.000Z","destination":"/x","event_seq":1,"final_url":"http://127.0.0.1/x","finished_at":"2026-11-23T10:00:01.250Z","headers":{},"id":"x","id_chosen_by_client":false,"order":1,"overwrite":false,"owner":0,"owner_group":0,"partial_inode":1234567,"sha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","started_at":"2026-11-23T10:00:00.010Z","state":"completed","total_bytes":1048576,"url":"http://127.0.0.1/x","validator":"\"65f1a2b3-100000\""}
+        """#
+    var job = try WireCoding.decoder().decode(JobRecord.self, from: Data(template.utf8))
+    let encoder = WireCoding.encoder()
+    var changes: [Journal.Change] = []
+    for index in 0..<count {
+        job.id = String(UInt64(index) &* 0x9E37_79B9_7F4A_7C15, radix: 16).leftPadded(16)
+        job.order = UInt64(index + 1)
+        job.owner = owner
+        job.ownerGroup = owner
+        job.url = "http://127.0.0.1:8080/files/artifact-\(index).bin"
+        job.finalUrl = job.url
+        job.destination = "\(destinations)/artifact-\(index).bin"
+        job.eventSeq = UInt64(index + 1)
+        changes.append(.put(key: job.journalKey, value: Array(try encoder.encode(job))))
+        if changes.count == 10_000 {
+            journal.write(changes)
+            changes = []
+        }
+    }
+    journal.write(changes)
+    try await journal.sync()
+}
+
+extension String {
+    func leftPadded(_ length: Int) -> String { count >= length ? self : String(repeating: "0", count: length - count) + self }
+}
+
+/// A blocking Unix socket connection with a line reader.
+final class Connection {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    init(path: String) {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if connected != 0 { fail("cannot connect to \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    func send(_ text: String) {
+        var bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let sent = bytes.withUnsafeMutableBytes { Glibc.send(fd, $0.baseAddress! + done, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { fail("send: \(String(cString: strerror(errno)))") }
+            done += sent
+        }
+    }
+
+    func readLine() -> String {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 10) {
+                let line = String(decoding: buffer[start..<newline], as: UTF8.self)
+                start = newline + 1
+                if start > 1 << 20 {
+                    buffer.removeFirst(start)
+                    start = 0
+                }
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { fail("the daemon closed the connection") }
+            buffer += chunk[..<count]
+        }
+    }
+}
+
+func submitLine(_ number: Int, client: Int, url: String, directory: String) -> String {
+    #"{"jsonrpc":"2.0","id":\#(number),"method":"submit","params":{"url":"\#(url)?c\#(client)n\#(number)","destination":"\#(directory)/c\#(client)-\#(number)"}}"# + "\n"
+}
+
+func submitLoad(socket path: String, clients: Int, inFlight: Int, jobs: Int, url: String, directory: String) {
+    let perClient = jobs / clients
+    let done = DispatchGroup()
+    let started = now()
+    for client in 0..<clients {
+        done.enter()
+        Thread {
+            let connection = Connection(path: path)
+            var sent = 0
+            var first = ""
+            while sent < min(inFlight, perClient) {
+                first += submitLine(sent, client: client, url: url, directory: directory)
+                sent += 1
+            }
+            connection.send(first)
+            for _ in 0..<perClient {
+                let answer = connection.readLine()
+                if !answer.contains(#""result""#) { fail("a submit was refused: \(answer.prefix(300))") }
+                if sent < perClient {
+                    connection.send(submitLine(sent, client: client, url: url, directory: directory))
+                    sent += 1
+                }
+            }
+            close(connection.fd)
+            done.leave()
+        }.start()
+    }
+    done.wait()
+    let seconds = now() - started
+    print(String(format: "%.3f %.0f", seconds, Double(perClient * clients) / seconds))
+}
+
+func batch(socket path: String, jobs: Int, url: String, directory: String) {
+    let calls = (0..<jobs).map { submitLine($0, client: 0, url: url, directory: directory).dropLast() }
+    let line = "[" + calls.joined(separator: ",") + "]\n"
+    let connection = Connection(path: path)
+    let started = now()
+    connection.send(line)
+    let answer = connection.readLine()
+    let seconds = now() - started
+    guard answer.hasPrefix("["), !answer.contains(#""error""#) else { fail("the batch was not accepted whole: \(answer.prefix(300))") }
+    print(String(format: "%.3f", seconds))
+}
+
+func ready(_ arguments: [String]) {
+    let notify = "/tmp/transferd-bench-notify-\(getpid()).sock"
+    unlink(notify)
+    let listener = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in notify.utf8.enumerated() { raw[index] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    if bound != 0 { fail("bind \(notify): \(String(cString: strerror(errno)))") }
+    defer { unlink(notify) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: arguments[0])
+    process.arguments = Array(arguments.dropFirst())
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TRANSFERD_") }
+    environment["NOTIFY_SOCKET"] = notify
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    let started = now()
+    do { try process.run() } catch { fail("cannot start \(arguments[0]): \(error)") }
+    var message = [UInt8](repeating: 0, count: 4096)
+    while true {
+        var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        if poll(&poller, 1, 120_000) <= 0 { process.terminate(); fail("no READY=1 within 120 s") }
+        let count = message.withUnsafeMutableBytes { recv(listener, $0.baseAddress, $0.count, 0) }
+        if count > 0, String(decoding: message[..<count], as: UTF8.self).split(separator: "\n").contains("READY=1") { break }
+    }
+    let seconds = now() - started
+    let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?.split(separator: " ").dropFirst().first ?? "0"
+    process.terminate()
+    process.waitUntilExit()
+    print(String(format: "%.3f %@", seconds, String(rss)))
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else { fail("usage: see the top of BenchTool.swift") }
+switch arguments[1] {
+case "fill-journal" where arguments.count == 6:
+    guard let count = Int(arguments[3]), let owner = UInt32(arguments[4]) else { fail("fill-journal STATE_DIR COUNT OWNER DEST_DIR") }
+    do { try await fillJournal(stateDirectory: arguments[2], count: count, owner: owner, destinations: arguments[5]) } catch { fail("\(error)") }
+case "submit-load" where arguments.count == 8:
+    guard let clients = Int(arguments[3]), let inFlight = Int(arguments[4]), let jobs = Int(arguments[5]) else { fail("submit-load SOCKET CLIENTS IN_FLIGHT JOBS URL DIR") }
+    submitLoad(socket: arguments[2], clients: clients, inFlight: inFlight, jobs: jobs, url: arguments[6], directory: arguments[7])
+case "batch" where arguments.count == 6:
+    guard let jobs = Int(arguments[3]) else { fail("batch SOCKET JOBS URL DIR") }
+    batch(socket: arguments[2], jobs: jobs, url: arguments[4], directory: arguments[5])
+case "ready" where arguments.count >= 3:
+    ready(Array(arguments.dropFirst(2)))
+default:
+    fail("unknown command or wrong arguments: \(arguments.dropFirst().joined(separator: " "))")
+}
