@@ -3,7 +3,7 @@
 #   make check-static  show that the release binaries need no Swift runtime (ldd) and their sizes
 #   make test     run the whole test suite
 #   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
-#   make bench    compare transferd with curl and aria2 on a local nginx
+#   make bench    compare transferd with curl and aria2 on a local nginx, then the job table's benchmarks
 #   make systemd-test  install into a booted Debian 12 container and check it under systemd (root)
 #   make install  install binaries, man pages, completions, system and user units, the default configuration (PREFIX, DESTDIR)
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
@@ -70,6 +70,7 @@ fuzz: deps
 
 bench: deps
 	Tests/Benchmarks/bench.sh
+	BENCH_SKIP_BUILD=$${BENCH_SKIP_BUILD:-0} Tests/Benchmarks/jobtable.sh
 
 # Tests/Systemd/README.md: installs into a booted Debian 12 container (systemd-nspawn) and checks
 # socket activation, a reboot, reload, the watchdog, stop and start, and who may submit.

@@ -5,7 +5,7 @@ public enum WireCoding {
     /// An encoder producing one compact line (no newlines inside) with snake_case keys.
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.keyEncodingStrategy = SnakeCaseKeys.encodingStrategy
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(formatTimestamp(date))
@@ -17,7 +17,7 @@ public enum WireCoding {
     /// A decoder for what `encoder()` writes.
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.keyDecodingStrategy = SnakeCaseKeys.decodingStrategy
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)

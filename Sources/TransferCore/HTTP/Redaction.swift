@@ -24,6 +24,13 @@ public enum Redaction {
         return components.string ?? "(URL hidden: it holds credentials)"
     }
 
+    /// A URL accepted earlier, as `url(_:)` shows it; without parsing it when it has no user,
+    /// password or query to hide (the common case, as every listed job shows its URL).
+    public static func acceptedURL(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "@")) || text.utf8.contains(UInt8(ascii: "?")) else { return text }
+        return URL(string: text).map(url) ?? text
+    }
+
     /// `text` as a client sent it, for messages about a URL that may not even parse.
     public static func urlText(_ text: String) -> String {
         if let parsed = URL(string: text), parsed.scheme != nil, parsed.host != nil { return url(parsed) }

@@ -66,7 +66,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// The job as a client sees it, with live progress when the engine has it.
     public func wireJob(liveBytes: Int64? = nil, bytesPerSecond: Int64? = nil) -> Job {
         Job(
-            id: id, state: state, url: URL(string: url).map(Redaction.url) ?? url, destination: destination,
+            id: id, state: state, url: Redaction.acceptedURL(url), destination: destination,
             bytesReceived: liveBytes ?? checkpointBytes, totalBytes: totalBytes,
             bytesPerSecond: state == .running ? bytesPerSecond : nil,
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
