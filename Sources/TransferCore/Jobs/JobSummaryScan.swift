@@ -1,5 +1,8 @@
 import Foundation
 import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads a job record's summary straight from its JSON, without decoding the record: start-up
 /// does this for every finished job, so replay costs in proportion to the unfinished ones.
@@ -22,19 +25,22 @@ enum JobSummaryScan {
         guard scanner.take(UInt8(ascii: "{")) else { return nil }
         if scanner.take(UInt8(ascii: "}")) { return nil }
         repeat {
+            // Keys are compared as bytes, and only the session becomes a String: no allocation per member.
             guard let key = scanner.plainString() else { return nil }
             guard scanner.take(UInt8(ascii: ":")) else { return nil }
-            switch key {
-            case "order": guard let value = scanner.unsigned() else { return nil }; order = value
-            case "owner": guard let value = scanner.unsigned(), value <= UInt32.max else { return nil }; owner = UInt32(value)
-            case "event_seq": guard let value = scanner.unsigned() else { return nil }; eventSeq = value
-            case "state": guard let value = scanner.plainString().flatMap(JobState.init(rawValue:)) else { return nil }; state = value
-            case "created_at": guard let value = scanner.plainString().flatMap(Self.time) else { return nil }; createdAt = value
-            case "finished_at": guard let value = scanner.plainString().flatMap(Self.time) else { return nil }; finishedAt = value
-            case "session": guard let value = scanner.plainString() else { return nil }; session = value
-            case "acknowledged": guard let value = scanner.bool() else { return nil }; acknowledged = value
-            case "hook_pending": guard let value = scanner.bool() else { return nil }; hookPending = value
-            default: guard scanner.skipValue() else { return nil }
+            switch Member(json, key) {
+            case .order: guard let value = scanner.unsigned() else { return nil }; order = value
+            case .owner: guard let value = scanner.unsigned(), value <= UInt32.max else { return nil }; owner = UInt32(value)
+            case .eventSeq: guard let value = scanner.unsigned() else { return nil }; eventSeq = value
+            case .state: guard let value = scanner.plainString().flatMap({ Self.state(json, $0) }) else { return nil }; state = value
+            case .createdAt: guard let value = scanner.plainString().flatMap({ Self.time(json, $0) }) else { return nil }; createdAt = value
+            case .finishedAt: guard let value = scanner.plainString().flatMap({ Self.time(json, $0) }) else { return nil }; finishedAt = value
+            case .session:
+                guard let value = scanner.plainString() else { return nil }
+                session = String(decoding: UnsafeRawBufferPointer(rebasing: json[value]), as: UTF8.self)
+            case .acknowledged: guard let value = scanner.bool() else { return nil }; acknowledged = value
+            case .hookPending: guard let value = scanner.bool() else { return nil }; hookPending = value
+            case nil: guard scanner.skipValue() else { return nil }
             }
         } while scanner.take(UInt8(ascii: ","))
         guard scanner.take(UInt8(ascii: "}")), scanner.atEnd, let order, let owner, let state, let createdAt else { return nil }
@@ -43,10 +49,54 @@ enum JobSummaryScan {
             acknowledged: acknowledged, hookPending: hookPending, session: session)
     }
 
+    /// The members a summary reads.
+    private enum Member: CaseIterable {
+        case order, owner, eventSeq, state, createdAt, finishedAt, session, acknowledged, hookPending
+
+        var name: StaticString {
+            switch self {
+            case .order: "order"
+            case .owner: "owner"
+            case .eventSeq: "event_seq"
+            case .state: "state"
+            case .createdAt: "created_at"
+            case .finishedAt: "finished_at"
+            case .session: "session"
+            case .acknowledged: "acknowledged"
+            case .hookPending: "hook_pending"
+            }
+        }
+
+        init?(_ json: UnsafeRawBufferPointer, _ key: Range<Int>) {
+            guard let member = Self.allCases.first(where: { JobSummaryScan.equal(json, key, $0.name) }) else { return nil }
+            self = member
+        }
+    }
+
+    static func equal(_ json: UnsafeRawBufferPointer, _ range: Range<Int>, _ text: StaticString) -> Bool {
+        guard range.count == text.utf8CodeUnitCount else { return false }
+        return memcmp(json.baseAddress! + range.lowerBound, text.utf8Start, range.count) == 0
+    }
+
+    private static func state(_ json: UnsafeRawBufferPointer, _ range: Range<Int>) -> JobState? {
+        for state in JobState.allCases where range.count == state.rawValue.utf8.count {
+            if state.rawValue.utf8.elementsEqual(json[range]) { return state }
+        }
+        return nil
+    }
+
+    private static func time(_ json: UnsafeRawBufferPointer, _ range: Range<Int>) -> Double? {
+        time(UnsafeRawBufferPointer(rebasing: json[range]))
+    }
+
     /// Seconds since 1970 of `2026-11-22T10:00:00.123Z` (milliseconds optional), else of any
     /// time `WireCoding` reads.
     static func time(_ text: String) -> Double? {
-        let digits = Array(text.utf8)
+        Array(text.utf8).withUnsafeBytes { time($0) }
+    }
+
+    static func time(_ digits: UnsafeRawBufferPointer) -> Double? {
+        func parsed() -> Double? { WireCoding.parseTimestamp(String(decoding: digits, as: UTF8.self))?.timeIntervalSince1970 }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
             for index in range {
@@ -57,16 +107,16 @@ enum JobSummaryScan {
             return value
         }
         guard digits.count == 24 || digits.count == 20, digits[4] == 45, digits[7] == 45, digits[10] == 84, digits[13] == 58,
-            digits[16] == 58, digits.last == 90,
+            digits[16] == 58, digits[digits.count - 1] == 90,
             let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else {
-            return WireCoding.parseTimestamp(text)?.timeIntervalSince1970
+            return parsed()
         }
         var milliseconds = 0
         if digits.count == 24 {
-            guard digits[19] == 46, let value = number(20..<23) else { return WireCoding.parseTimestamp(text)?.timeIntervalSince1970 }
+            guard digits[19] == 46, let value = number(20..<23) else { return parsed() }
             milliseconds = value
         }
         // Days from 1970-01-01 to the date (proleptic Gregorian calendar).
@@ -94,15 +144,14 @@ enum JobSummaryScan {
             return true
         }
 
-        /// A string without escapes, else nil.
-        mutating func plainString() -> String? {
+        /// Where a string without escapes lies (quotes excluded), else nil.
+        mutating func plainString() -> Range<Int>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = position
             while let byte = current {
                 if byte == UInt8(ascii: "\"") {
-                    let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
                     position += 1
-                    return text
+                    return start..<(position - 1)
                 }
                 if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
                 position += 1

@@ -41,6 +41,8 @@ extension Journal {
         defer { munmap(mapping, size) }
         let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
         var recovered = Recovered()
+        // About one live key per 600 bytes of a compacted journal: grown a few times at most.
+        recovered.index.reserveCapacity(size / 600)
         let replayed = try replay(buffer, path: path) { located in
             switch located.operation {
             case .put: recovered.index[located.key] = Location(offset: located.value.lowerBound, length: located.value.count)
