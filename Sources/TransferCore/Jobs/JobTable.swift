@@ -1,5 +1,5 @@
 import Foundation
-public import TransferProtocol
+import TransferProtocol
 
 /// Every job the core knows, with the indexes that keep each submit and lookup independent of how
 /// many jobs are kept.

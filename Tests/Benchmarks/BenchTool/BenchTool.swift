@@ -37,18 +37,23 @@ func fillJournal(stateDirectory: String, count: Int, owner: UInt32, destinations
         {"attempts":1,"checkpoint_bytes":1048576,"created_at":"2026-11-23T10:00:00.000Z","destination":"/x","event_seq":1,"final_url":"http://127.0.0.1/x","finished_at":"2026-11-23T10:00:01.250Z","headers":{},"id":"x","id_chosen_by_client":false,"order":1,"overwrite":false,"owner":0,"owner_group":0,"partial_inode":1234567,"sha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","started_at":"2026-11-23T10:00:00.010Z","state":"completed","total_bytes":1048576,"url":"http://127.0.0.1/x","validator":"\"65f1a2b3-100000\""}
         """#
     var job = try WireCoding.decoder().decode(JobRecord.self, from: Data(template.utf8))
-    let encoder = WireCoding.encoder()
+    // Encoded once by the daemon's own encoder, then the varying fields are filled into the text
+    // (encoding a million records one by one would take minutes).
+    job.id = "@ID@"
+    job.order = 424_242_424_242
+    job.owner = owner
+    job.ownerGroup = owner
+    job.url = "http://127.0.0.1:8080/files/artifact-@N@.bin"
+    job.finalUrl = job.url
+    job.destination = "\(destinations)/artifact-@N@.bin"
+    job.eventSeq = 434_343_434_343
+    let pattern = String(decoding: try WireCoding.encoder().encode(job), as: UTF8.self)
     var changes: [Journal.Change] = []
     for index in 0..<count {
-        job.id = String(UInt64(index) &* 0x9E37_79B9_7F4A_7C15, radix: 16).leftPadded(16)
-        job.order = UInt64(index + 1)
-        job.owner = owner
-        job.ownerGroup = owner
-        job.url = "http://127.0.0.1:8080/files/artifact-\(index).bin"
-        job.finalUrl = job.url
-        job.destination = "\(destinations)/artifact-\(index).bin"
-        job.eventSeq = UInt64(index + 1)
-        changes.append(.put(key: job.journalKey, value: Array(try encoder.encode(job))))
+        let id = String(UInt64(index) &* 0x9E37_79B9_7F4A_7C15, radix: 16).leftPadded(16)
+        let text = pattern.replacingOccurrences(of: "@ID@", with: id).replacingOccurrences(of: "@N@", with: "\(index)")
+            .replacingOccurrences(of: "424242424242", with: "\(index + 1)").replacingOccurrences(of: "434343434343", with: "\(index + 1)")
+        changes.append(.put(key: JobRecord.journalKey(id), value: Array(text.utf8)))
         if changes.count == 10_000 {
             journal.write(changes)
             changes = []
