@@ -15,6 +15,11 @@ struct JobTable {
     private var writers: [String: String] = [:]
     /// Owner → how many unfinished jobs they have.
     private var unfinishedPerOwner: [UInt32: Int] = [:]
+    /// A session's finished jobs whose terminal event it has not acknowledged: what `subscribe`
+    /// replays and `ack` marks, without a pass over every job.
+    private var unacknowledged: [SessionKey: Set<String>] = [:]
+    /// Finished jobs whose hook is still due.
+    private var hooksDue: Set<String> = []
     /// Reads a finished job's whole record (from the journal).
     private let load: @Sendable (String) -> JobRecord?
 
@@ -38,7 +43,7 @@ struct JobTable {
             remove(id)
             guard let job = newValue else { return }
             if job.state.isTerminal {
-                finished[id] = FinishedJob(job)
+                insertFinished(id, FinishedJob(job))
             } else {
                 unfinished[id] = job
                 writers[job.destination] = id
@@ -56,6 +61,8 @@ struct JobTable {
     mutating func insertFinished(_ id: String, _ summary: FinishedJob) {
         remove(id)
         finished[id] = summary
+        if let key = summary.unacknowledgedSession { unacknowledged[key, default: []].insert(id) }
+        if summary.hookPending { hooksDue.insert(id) }
     }
 
     private mutating func remove(_ id: String) {
@@ -63,9 +70,23 @@ struct JobTable {
             if writers[old.destination] == id { writers[old.destination] = nil }
             let left = (unfinishedPerOwner[old.owner] ?? 1) - 1
             unfinishedPerOwner[old.owner] = left > 0 ? left : nil
-        } else {
-            finished[id] = nil
+        } else if let old = finished.removeValue(forKey: id) {
+            if let key = old.unacknowledgedSession {
+                unacknowledged[key]?.remove(id)
+                if unacknowledged[key]?.isEmpty == true { unacknowledged[key] = nil }
+            }
+            if old.hookPending { hooksDue.remove(id) }
         }
+    }
+
+    /// The finished jobs of `owner`'s `session` whose terminal event the session has not acknowledged.
+    func unacknowledged(owner: UInt32, session: String) -> [(id: String, summary: FinishedJob)] {
+        (unacknowledged[SessionKey(owner: owner, session: session)] ?? []).compactMap { id in finished[id].map { (id, $0) } }
+    }
+
+    /// The finished jobs whose hook is still due.
+    var dueHooks: [(id: String, summary: FinishedJob)] {
+        hooksDue.compactMap { id in finished[id].map { (id, $0) } }
     }
 
     /// What lists and filters read of a job, whole or finished.
@@ -91,6 +112,12 @@ struct JobTable {
         for (id, job) in unfinished { body(id, FinishedJob(job)) }
         for (id, job) in finished { body(id, job) }
     }
+}
+
+/// A user's session.
+struct SessionKey: Hashable {
+    var owner: UInt32
+    var session: String
 }
 
 /// What the core keeps of a job in memory once it has ended (and reads of any job for lists):
@@ -119,6 +146,12 @@ struct FinishedJob: Sendable, Equatable {
         self.acknowledged = acknowledged
         self.hookPending = hookPending
         self.session = session
+    }
+
+    /// The session waiting for this job's terminal event, if one is.
+    var unacknowledgedSession: SessionKey? {
+        guard let session, !acknowledged, eventSeq != nil, state.isTerminal else { return nil }
+        return SessionKey(owner: owner, session: session)
     }
 
     init(_ job: JobRecord) {

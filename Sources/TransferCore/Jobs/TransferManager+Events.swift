@@ -93,8 +93,7 @@ extension TransferManager {
         var replay: [JobEvent]
         if let session {
             replay = []
-            for (id, job) in jobs.finishedJobs
-            where job.owner == caller && job.session == session && job.eventSeq != nil && !job.acknowledged && wanted?.contains(id) ?? true {
+            for (id, _) in jobs.unacknowledged(owner: caller, session: session) where wanted?.contains(id) ?? true {
                 if let record = jobs[id] { replay.append(terminalEvent(of: record)) }
             }
         } else if let wanted {
@@ -134,10 +133,8 @@ extension TransferManager {
     public func ack(session: String, through seq: UInt64, caller: UInt32) async throws(CoreError) -> Int {
         try SubmitValidator.validateSession(session)
         var changes: [Journal.Change] = []
-        let due = jobs.finishedJobs.filter { id, job in
-            job.owner == caller && job.session == session && !job.acknowledged && (job.eventSeq ?? .max) <= seq
-        }
-        for id in due.keys {
+        let due = jobs.unacknowledged(owner: caller, session: session).filter { ($0.summary.eventSeq ?? .max) <= seq }
+        for (id, _) in due {
             guard var job = jobs[id] else { continue }
             job.acknowledged = true
             jobs[job.id] = job
@@ -160,8 +157,7 @@ extension TransferManager {
     /// The finished jobs whose hook has not yet succeeded, in the order they ended, and a
     /// subscription to the terminal events of the jobs `selector` picks from now on.
     public func subscribeToHooks(_ selector: @escaping @Sendable (Job) -> Bool) -> (pending: [Job], subscription: Subscription) {
-        let due: [(id: String, seq: UInt64)] = jobs.finishedJobs.compactMap { id, job in job.hookPending ? (id, job.eventSeq ?? 0) : nil }
-        let pending = due.sorted { $0.seq < $1.seq }.compactMap { jobs[$0.id]?.wireJob() }
+        let pending = jobs.dueHooks.sorted { ($0.summary.eventSeq ?? 0) < ($1.summary.eventSeq ?? 0) }.compactMap { jobs[$0.id]?.wireJob() }
         let subscription = Subscription(
             id: nextSubscriptionID, limit: nil, startSeq: lastSeq, replay: [],
             filter: { $0.type.isTerminal && selector($0.job) })
