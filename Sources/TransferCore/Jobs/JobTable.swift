@@ -125,13 +125,24 @@ struct SessionKey: Hashable {
 struct FinishedJob: Sendable, Equatable {
     var order: UInt64
     var createdAt: Double
-    var finishedAt: Double?
-    var eventSeq: UInt64?
+    /// `finishedAt` and `eventSeq` without the room an optional takes (nan, max: none).
+    private var finishedAtOrNaN: Double
+    private var eventSeqOrMax: UInt64
     var owner: UInt32
     var state: JobState
     var acknowledged: Bool
     var hookPending: Bool
     var session: String?
+
+    var finishedAt: Double? {
+        get { finishedAtOrNaN.isNaN ? nil : finishedAtOrNaN }
+        set { finishedAtOrNaN = newValue ?? .nan }
+    }
+
+    var eventSeq: UInt64? {
+        get { eventSeqOrMax == .max ? nil : eventSeqOrMax }
+        set { eventSeqOrMax = newValue ?? .max }
+    }
 
     init(
         order: UInt64, createdAt: Double, finishedAt: Double?, eventSeq: UInt64?, owner: UInt32, state: JobState,
@@ -139,13 +150,19 @@ struct FinishedJob: Sendable, Equatable {
     ) {
         self.order = order
         self.createdAt = createdAt
-        self.finishedAt = finishedAt
-        self.eventSeq = eventSeq
+        self.finishedAtOrNaN = finishedAt ?? .nan
+        self.eventSeqOrMax = eventSeq ?? .max
         self.owner = owner
         self.state = state
         self.acknowledged = acknowledged
         self.hookPending = hookPending
         self.session = session
+    }
+
+    static func == (left: FinishedJob, right: FinishedJob) -> Bool {
+        left.order == right.order && left.createdAt == right.createdAt && left.finishedAt == right.finishedAt
+            && left.eventSeq == right.eventSeq && left.owner == right.owner && left.state == right.state
+            && left.acknowledged == right.acknowledged && left.hookPending == right.hookPending && left.session == right.session
     }
 
     /// The session waiting for this job's terminal event, if one is.
