@@ -21,6 +21,9 @@ extension TransferManager {
     func emit(_ type: JobEventType, _ job: JobRecord) {
         let seq = nextSeq()
         latestSeq[job.id] = seq
+        // A subscription made later starts after this number: with nobody listening now, nobody
+        // ever hears this event, so it is not built.
+        guard hub.hasSubscribers else { return }
         enqueue(JobEvent(seq: seq, type: type, time: Date(), job: view(job)))
     }
 
