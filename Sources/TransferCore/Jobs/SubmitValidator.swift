@@ -100,12 +100,25 @@ enum SubmitValidator {
     /// able to enter each directory from the root down, write the last one, and replace an
     /// existing file.
     static func validateDestination(_ path: String, overwrite: Bool, roots: AllowedRoots, owner: DownloadOwner) throws(CoreError) {
+        var opened: [String: DirectoryHandle] = [:]
+        try validateDestination(path, overwrite: overwrite, roots: roots, access: owner.accessToCheck(), opened: &opened)
+    }
+
+    /// `validateDestination` for several destinations of one user: each directory is opened once,
+    /// and kept in `opened` (by path) for the next destination in it.
+    static func validateDestination(
+        _ path: String, overwrite: Bool, roots: AllowedRoots, access: UserAccess?, opened: inout [String: DirectoryHandle]
+    ) throws(CoreError) {
         let destination: DestinationPath
         let directory: DirectoryHandle
-        let access = owner.accessToCheck()
         do throws(DestinationError) {
             destination = try DestinationPath.parse(path, roots: roots)
-            directory = try DirectoryWalker.open(destination, access: access)
+            if let known = opened[destination.directory] {
+                directory = known
+            } else {
+                directory = try DirectoryWalker.open(destination, access: access)
+                opened[destination.directory] = directory
+            }
         } catch {
             throw CoreError(.invalidDestination, error.message)
         }

@@ -38,12 +38,27 @@ extension TransferManager {
                 urls.append(nil)
             }
         }
+        // Then the filesystem, off the actor (DestinationChecks); a submit naming a job that
+        // exists is answered by that job, so its destination is not checked.
+        let toCheck = batch.indices.filter { urls[$0] != nil && !(batch[$0].id.map(jobs.contains) ?? false) }
+        let problems = await DestinationChecks.check(
+            toCheck.map { batch[$0] }, owner: DownloadOwner(uid: owner, gid: group), roots: configuration.allowedRoots,
+            reserve: configuration.diskReserveBytes)
+        var checked = Set<Int>()
+        for (index, problem) in zip(toCheck, problems) {
+            if let problem {
+                results[index] = .failure(problem)
+                urls[index] = nil
+            } else {
+                checked.insert(index)
+            }
+        }
         var accepted: [(index: Int, job: JobRecord, url: URL)] = []
         var answersExisting = false
         for (index, params) in batch.enumerated() {
             guard let url = urls[index] else { continue }
             do {
-                switch try admit(params, url: url, owner: owner, group: group) {
+                switch try admit(params, url: url, owner: owner, group: group, destinationChecked: checked.contains(index)) {
                 case .existing(let job):
                     answersExisting = true
                     results[index] = .success(view(job))
@@ -101,9 +116,10 @@ extension TransferManager {
     }
 
     /// Checks one submit (whose `url` passed the host rules) against the rules, the owner's limit
-    /// of unfinished jobs and the destinations already being written, creating the destination's
-    /// directories when asked; returns the record to write, or the existing job its id names.
-    func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?) throws(CoreError) -> Admission {
+    /// of unfinished jobs and the destinations already being written; returns the record to
+    /// write, or the existing job its id names. Unless `destinationChecked` (by `DestinationChecks`,
+    /// off the actor), the filesystem is checked here too, creating directories when asked.
+    func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, destinationChecked: Bool) throws(CoreError) -> Admission {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -114,19 +130,18 @@ extension TransferManager {
                 return .existing(existing)
             }
         }
-        try SubmitValidator.validateHeaders(params.headers ?? [:])
+        try DestinationChecks.checkParameters(params)
         let overwrite = params.overwrite ?? false
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
-        if let session = params.session { try SubmitValidator.validateSession(session) }
-        try SubmitValidator.validateRetryLimits(params.retry)
-        try SubmitValidator.validateSize(params.size)
-        let downloadOwner = DownloadOwner(uid: owner, gid: group)
-        if params.createDirectories == true {
-            try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
-        }
-        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
-        if let size = params.size {
-            try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
+        if !destinationChecked {
+            let downloadOwner = DownloadOwner(uid: owner, gid: group)
+            if params.createDirectories == true {
+                try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
+            }
+            try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
+            if let size = params.size {
+                try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
+            }
         }
         let unfinished = jobs.unfinishedCount(of: owner)
         guard unfinished < configuration.maxJobsPerUser else {
