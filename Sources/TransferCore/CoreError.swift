@@ -28,6 +28,10 @@ public struct CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case jobFinished
         /// A job with that client-chosen id exists with a different request.
         case idConflict
+        /// The job has not ended, so it cannot be removed or retried.
+        case jobNotFinished
+        /// A job with that client-chosen id has ended; the submit did not ask to replace it.
+        case jobExists
         /// The core is stopping and accepts no new work.
         case shuttingDown
         /// A configured limit was reached; the associated value is its configuration key

@@ -22,6 +22,8 @@ extension RPCError {
         case .noSuchJob: return .noSuchJob
         case .jobFinished: return .jobFinished
         case .idConflict: return .idConflict
+        case .jobNotFinished: return .jobNotFinished
+        case .jobExists: return .jobExists
         case .shuttingDown: return .shuttingDown
         case .limitReached: return .limitExceeded
         case .notPermitted: return .notPermitted

@@ -78,7 +78,10 @@ struct RequestRouter: Sendable {
         }
     }
 
-    static let methods = [Submit.name, Status.name, Cancel.name, Subscribe.name, Unsubscribe.name, Ack.name, Version.name, Reload.name, MetricsMethod.name]
+    static let methods = [
+        Submit.name, Status.name, Cancel.name, Remove.name, Clean.name, Retry.name, Subscribe.name, Unsubscribe.name, Ack.name,
+        Version.name, Reload.name, MetricsMethod.name,
+    ]
 
     func dispatch(
         method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer, subscriptions: ConnectionSubscriptions
@@ -87,6 +90,9 @@ struct RequestRouter: Sendable {
         case Submit.name: return await call(Submit.self, id, data, hasParams) { (params) async throws(RPCError) in try await submit(params, peer: peer) }
         case Status.name: return await call(Status.self, id, data, hasParams) { (params) async throws(RPCError) in try await status(params, peer: peer) }
         case Cancel.name: return await call(Cancel.self, id, data, hasParams) { (params) async throws(RPCError) in try await cancel(params, peer: peer) }
+        case Remove.name: return await call(Remove.self, id, data, hasParams) { (params) async throws(RPCError) in try await remove(params, peer: peer) }
+        case Clean.name: return await call(Clean.self, id, data, hasParams) { (params) async throws(RPCError) in try await clean(params, peer: peer) }
+        case Retry.name: return await call(Retry.self, id, data, hasParams) { (params) async throws(RPCError) in try await retry(params, peer: peer) }
         case Subscribe.name:
             return await call(Subscribe.self, id, data, hasParams) { (params) async throws(RPCError) in
                 try await subscribe(params, peer: peer, subscriptions: subscriptions)

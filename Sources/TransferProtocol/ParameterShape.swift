@@ -55,7 +55,7 @@ extension Submit {
     public static var parameters: [String: ParameterShape]? {
         [
             "url": .string, "destination": .string, "headers": .map(.string), "overwrite": .bool, "id": .string,
-            "sha256": .string, "size": .count, "session": .string, "create_directories": .bool,
+            "sha256": .string, "size": .count, "session": .string, "create_directories": .bool, "replace": .bool,
             "retry": .object([
                 "max_attempts": .integer(minimum: Int64.min), "max_time_seconds": .number, "idle_timeout_seconds": .number,
                 "low_speed_bytes_per_second": .integer(minimum: Int64.min), "low_speed_seconds": .number,
@@ -75,6 +75,18 @@ extension Status {
 }
 
 extension Cancel {
+    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+}
+
+extension Remove {
+    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+}
+
+extension Clean {
+    public static var parameters: [String: ParameterShape]? { ["states": .list(.string), "older_than_seconds": .number, "all": .bool] }
+}
+
+extension Retry {
     public static var parameters: [String: ParameterShape]? { ["id": .string] }
 }
 

@@ -49,6 +49,10 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     public static let notPermitted = RPCErrorCode(rawValue: 1014)
     /// The configuration file (or environment) is invalid; the daemon goes on with the one it had.
     public static let configurationInvalid = RPCErrorCode(rawValue: 1015)
+    /// The job has not ended: it cannot be removed or retried (cancel it first).
+    public static let jobNotFinished = RPCErrorCode(rawValue: 1016)
+    /// A job with that client-chosen id has ended; submit with `replace` to start it again under the same id.
+    public static let jobExists = RPCErrorCode(rawValue: 1017)
 
     /// A short, stable name for the code, sent as `error.data.name`.
     public var name: String {
@@ -74,6 +78,8 @@ public struct RPCErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
         case .hostNotAllowed: return "host_not_allowed"
         case .notPermitted: return "not_permitted"
         case .configurationInvalid: return "configuration_invalid"
+        case .jobNotFinished: return "job_not_finished"
+        case .jobExists: return "job_exists"
         default: return "error_\(rawValue)"
         }
     }

@@ -25,6 +25,9 @@ public enum Submit: RPCMethod {
         /// Create the destination's missing directories (inside an allowed root, without following
         /// a symbolic link, owned by the submitter), as `mkdir -p` would.
         public var createDirectories: Bool?
+        /// When a job with this `id` has ended: start a new job under the id, forgetting the old one
+        /// (without it, such a submit is refused with `job_exists`).
+        public var replace: Bool?
 
         public init(
             url: String, destination: String, headers: [String: String]? = nil,

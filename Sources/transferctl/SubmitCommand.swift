@@ -51,9 +51,12 @@ struct SubmitCommand: AsyncParsableCommand {
     var inputFile: String?
 
     @Option(help: ArgumentHelp(
-        "Your own id for the job; submitting the same request with the same id again returns the existing job.",
+        "Your own id for the job; submitting the same request with the same id again returns the job while it is unfinished.",
         valueName: "id"))
     var id: String?
+
+    @Flag(help: "When the job named by --id has ended, start it again under that id (else the submit is refused).")
+    var replace = false
 
     @Option(
         name: [.customShort("H"), .customLong("header")],
@@ -105,6 +108,7 @@ struct SubmitCommand: AsyncParsableCommand {
     private var urlsOnly: Bool { remoteName > 0 || inputFile != nil }
 
     func validate() throws {
+        if replace, id == nil { throw ValidationError("--replace starts the job named by --id again: give --id too") }
         if urlsOnly {
             if arguments.isEmpty && inputFile == nil { throw ValidationError("-O needs at least one URL") }
             if arguments.contains(where: \.isEmpty) { throw ValidationError("URL must not be empty") }
@@ -218,10 +222,12 @@ struct SubmitCommand: AsyncParsableCommand {
         let headerFields = try RequestHeader.dictionary(parsing: headers)
         let directory = try outputDirectory.map { try AbsolutePath.resolve($0) }
         func params(url: String, destination: String, headers: [String: String], sha256: String?) -> TransferProtocol.Submit.Params {
-            TransferProtocol.Submit.Params(
+            var params = TransferProtocol.Submit.Params(
                 url: url, destination: destination, headers: headers.isEmpty ? nil : headers, overwrite: overwrite ? true : nil,
                 id: id, sha256: sha256, size: size, retry: retryLimits.isEmpty ? nil : retryLimits, session: session,
                 createDirectories: createDirs ? true : nil)
+            params.replace = replace ? true : nil
+            return params
         }
         func inDirectory(_ directory: String?, _ name: String) throws -> String {
             if name.hasPrefix("/") { return name }

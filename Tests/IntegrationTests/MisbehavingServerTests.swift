@@ -207,6 +207,9 @@ struct MisbehavingServerTests {
         #expect(finished.state == .failed)
         #expect(finished.error?.code == .tooSlow, "\(String(describing: finished.error))")
         #expect(finished.attempts == 2)
+        // Only the partial file is left, for a retry; removing the job removes it.
+        #expect(try daemon.outputFiles().allSatisfy { $0.hasSuffix(".part") })
+        _ = try daemon.client().call(Remove.self, .init(id: job.id))
         #expect(try daemon.outputFiles().isEmpty)
         try await server.shutdown()
     }
@@ -288,6 +291,8 @@ struct MisbehavingServerTests {
         #expect(finished.state == .failed)
         #expect(finished.attempts == 3)
         #expect(finished.error?.message.contains("301000") == true, "names the promised size: \(String(describing: finished.error))")
+        #expect(try daemon.outputFiles().allSatisfy { $0.hasSuffix(".part") })
+        _ = try daemon.client().call(Remove.self, .init(id: job.id))
         #expect(try daemon.outputFiles().isEmpty)
         try await server.shutdown()
     }

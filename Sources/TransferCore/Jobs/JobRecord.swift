@@ -54,6 +54,11 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var acknowledged: Bool?
     /// Whether a configured hook still has to run for the terminal event.
     public var hookPending: Bool?
+    /// When a failed or cancelled job was queued again (`retry`): its time limit counts from then.
+    public var restartedAt: Date?
+
+    /// Where the job's time limit (`retry.max_time_seconds`) counts from.
+    public var limitsStart: Date { restartedAt ?? createdAt }
 
     /// The journal key of this job.
     public var journalKey: String { Self.journalKey(id) }

@@ -104,7 +104,7 @@ extension TransferManager {
         // maximum time ends it sooner anyway.
         let wait = min(retryAfter ?? configuration.retry.backoff(afterFailures: failures), Self.longestRetryWait)
         let next = now.addingTimeInterval(max(0, wait))
-        let deadline = job.createdAt.addingTimeInterval(limits.maxTime)
+        let deadline = job.limitsStart.addingTimeInterval(limits.maxTime)
         var giveUp: String?
         if failures >= limits.maxAttempts {
             giveUp = "gave up after \(failures) failed attempt\(failures == 1 ? "" : "s") in a row (max_attempts \(limits.maxAttempts))"
@@ -112,8 +112,11 @@ extension TransferManager {
             giveUp = "gave up: the next attempt would start after the job's maximum time (max_time_seconds) ends at \(WireCoding.formatTimestamp(deadline))"
         }
         if let giveUp {
-            // The engine kept the partial file for a retry that will not come.
-            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+            // The engine kept the partial file for the next attempt. A resumable one stays for
+            // `retry` (removed with the job); one that cannot be resumed goes now.
+            if job.validator == nil || job.checkpointBytes == 0 {
+                PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+            }
             engine.forget(jobID: job.id)
             var last = error
             last.message = "\(giveUp); the last attempt failed: \(error.message)"

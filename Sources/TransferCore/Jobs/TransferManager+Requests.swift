@@ -40,7 +40,7 @@ extension TransferManager {
         }
         // Then the filesystem, off the actor (DestinationChecks); a submit naming a job that
         // exists is answered by that job, so its destination is not checked.
-        let toCheck = batch.indices.filter { urls[$0] != nil && !(batch[$0].id.map(jobs.contains) ?? false) }
+        let toCheck = batch.indices.filter { urls[$0] != nil && (batch[$0].replace == true || !(batch[$0].id.map(jobs.contains) ?? false)) }
         let problems = await DestinationChecks.check(
             toCheck.map { batch[$0] }, owner: DownloadOwner(uid: owner, gid: group), roots: configuration.allowedRoots,
             reserve: configuration.diskReserveBytes)
@@ -121,13 +121,29 @@ extension TransferManager {
     /// off the actor), the filesystem is checked here too, creating directories when asked.
     func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, destinationChecked: Bool) throws(CoreError) -> Admission {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
+        var replaced: JobRecord?
         if let id = params.id {
             try SubmitValidator.validateID(id)
             if let existing = jobs[id] {
-                guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
+                guard existing.idChosenByClient, existing.owner == owner else {
                     throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
                 }
-                return .existing(existing)
+                if existing.state.isTerminal {
+                    // A cron job with a fixed id must not get last night's job back without a word.
+                    guard params.replace == true else {
+                        let when = existing.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
+                        throw CoreError(
+                            .jobExists,
+                            "job \(id) already exists and \(existing.state.rawValue)\(when): submit with replace (transferctl submit --replace) "
+                                + "to start it again under this id, remove it first (transferctl remove \(id)), or choose another id")
+                    }
+                    replaced = existing
+                } else {
+                    guard existing.matches(params) else {
+                        throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                    }
+                    return .existing(existing)
+                }
             }
         }
         try DestinationChecks.checkParameters(params)
@@ -157,6 +173,7 @@ extension TransferManager {
             let fix = mine ? "wait for it or cancel it first" : "choose another destination"
             throw CoreError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
         }
+        if let replaced { forget([replaced]) }
         let id = params.id ?? newJobID()
         let job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,

@@ -205,7 +205,7 @@ public actor TransferManager {
                     partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
                     validator: job.validator, totalBytes: job.totalBytes,
                     expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
-                    deadline: job.createdAt.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
+                    deadline: job.limitsStart.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
                     allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
                     logger: transferLogger))
         }
@@ -257,6 +257,8 @@ public actor TransferManager {
             return age >= retention && (!awaited || age >= eventRetention) ? id : nil
         }
         guard !expired.isEmpty else { return }
+        // A failed download's kept partial file goes with it.
+        forget(expired.compactMap { jobs.summary($0)?.state == .failed ? jobs[$0] : nil })
         for id in expired {
             jobs[id] = nil
             latestSeq[id] = nil

@@ -1,0 +1,146 @@
+import Foundation
+public import TransferProtocol
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Removing, cleaning out and retrying finished jobs.
+extension TransferManager {
+    /// Forgets a finished job of `caller`'s (root: anyone's): its record, its partial file, and its
+    /// terminal event if its session has not acknowledged it. Returns the job as it was, and
+    /// whether such an event was dropped.
+    public func remove(id: String, caller: UInt32) async throws(CoreError) -> (job: Job, droppedEvent: Bool) {
+        let job = try visibleJob(id, caller: caller)
+        guard job.state.isTerminal else {
+            throw CoreError(
+                .jobNotFinished, "job \(id) is \(job.state.rawValue), and only a finished job can be removed: cancel it first (transferctl cancel \(id))")
+        }
+        let dropped = FinishedJob(job).unacknowledgedSession != nil
+        forget([job])
+        do {
+            try await commit([.delete(key: job.journalKey)])
+        } catch {
+            throw CoreError(.internalFailure, "the removal could not be written to the journal (\(error))")
+        }
+        logger(forJob: id).info("job removed")
+        return (job.wireJob(), dropped)
+    }
+
+    /// Forgets `caller`'s finished jobs (every user's with `all`, root only) that ended in one of
+    /// `states` at least `olderThan` seconds ago. Returns how many, and how many of them had an end
+    /// their session had not acknowledged.
+    public func clean(states: [JobState]?, olderThan: Double?, all: Bool, caller: UInt32) async throws(CoreError) -> (removed: Int, droppedEvents: Int) {
+        guard !all || caller == 0 else {
+            throw CoreError(.notPermitted, "only root may clean out every user's jobs: leave out all to clean out yours")
+        }
+        let wanted = Set(states ?? [.completed, .failed, .cancelled])
+        if let unfinished = wanted.first(where: { !$0.isTerminal }) {
+            throw CoreError(.invalidParameter("states"), "clean forgets finished jobs; '\(unfinished.rawValue)' is not a finished state: give completed, failed or cancelled")
+        }
+        if let olderThan, !(olderThan >= 0 && olderThan.isFinite) {
+            throw CoreError(.invalidParameter("older_than_seconds"), "older_than_seconds must be a number of seconds, 0 or more")
+        }
+        let cutoff = Date().timeIntervalSince1970 - (olderThan ?? 0)
+        var chosen: [String] = []
+        var dropped = 0
+        for (id, job) in jobs.finishedJobs where (all || job.owner == caller) && wanted.contains(job.state) && (job.finishedAt ?? 0) <= cutoff {
+            chosen.append(id)
+            if job.unacknowledgedSession != nil { dropped += 1 }
+        }
+        // Only a failed download keeps a partial file (for a retry); the others' are gone already.
+        let withPartials = chosen.compactMap { id in jobs.summary(id)?.state == .failed ? jobs[id] : nil }
+        forget(withPartials)
+        for id in chosen {
+            jobs[id] = nil
+            latestSeq[id] = nil
+        }
+        do {
+            try await commit(chosen.map { .delete(key: JobRecord.journalKey($0)) })
+        } catch {
+            throw CoreError(.internalFailure, "the removals could not be written to the journal (\(error))")
+        }
+        if !chosen.isEmpty { logger.info("finished jobs removed", metadata: ["count": "\(chosen.count)", "uid": "\(caller)"]) }
+        return (chosen.count, dropped)
+    }
+
+    /// Queues a failed or cancelled job again, at the end of the queue, under its id and with its
+    /// limits counted from now. A download keeps its partial file when it still holds what the
+    /// last checkpoint says; the server's validator then decides whether it is appended to.
+    public func retry(id: String, caller: UInt32) async throws(CoreError) -> Job {
+        var job = try visibleJob(id, caller: caller)
+        switch job.state {
+        case .failed, .cancelled:
+            break
+        case .completed:
+            throw CoreError(
+                .jobFinished, "job \(id) completed; to fetch it again, submit it with replace (transferctl submit --replace --id \(id) …)")
+        case .queued, .running, .waiting:
+            throw CoreError(.jobNotFinished, "job \(id) is \(job.state.rawValue) already; only a failed or cancelled job can be retried")
+        }
+        guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; retry once it has restarted") }
+        if let busy = jobs.writer(of: job.destination) {
+            let mine = jobs.summary(busy)?.owner == job.owner
+            throw CoreError(
+                .destinationBusy,
+                "\(mine ? "job \(busy) is" : "another user's job is") downloading to \(job.destination) now: \(mine ? "wait for it or cancel it first" : "retry later")")
+        }
+        let unfinished = jobs.unfinishedCount(of: job.owner)
+        guard unfinished < configuration.maxJobsPerUser else {
+            throw CoreError(
+                .limitReached("max_jobs_per_user"),
+                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): wait for some to finish first")
+        }
+        if !Self.partialHolds(job) {
+            job.checkpointBytes = 0
+            job.validator = nil
+            job.totalBytes = nil
+            job.partialInode = nil
+            job.furthestBytes = nil
+        }
+        job.state = .queued
+        job.order = nextOrder
+        nextOrder += 1
+        job.restartedAt = Date()
+        job.finishedAt = nil
+        job.error = nil
+        job.nextAttemptAt = nil
+        job.failuresInARow = nil
+        job.eventSeq = nil
+        job.acknowledged = nil
+        job.hookPending = nil
+        job.sha256 = nil
+        jobs[id] = job
+        do {
+            try await commit([.put(key: job.journalKey, value: try encode(job))])
+        } catch {
+            throw CoreError(.internalFailure, "the retry could not be written to the journal (\(error))")
+        }
+        logger(forJob: id).info("job queued again", metadata: ["bytes": "\(job.checkpointBytes)"])
+        // A cancel may have come while the record was syncing.
+        if let current = jobs[id], current.state == .queued {
+            queue.append(id)
+            emit(.queued, current)
+            schedule()
+        }
+        return view(jobs[id] ?? job)
+    }
+
+    /// Whether a job's partial file is there, a regular file, and holds at least its last checkpoint.
+    static func partialHolds(_ job: JobRecord) -> Bool {
+        guard job.checkpointBytes > 0, job.validator != nil else { return false }
+        var info = stat()
+        guard lstat(job.partialPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        return Int64(info.st_size) >= job.checkpointBytes
+    }
+
+    /// Drops jobs from the table and removes the partial files they kept; the caller writes the
+    /// journal's deletions.
+    func forget(_ records: [JobRecord]) {
+        for job in records {
+            if job.state == .failed { PartialFile.remove(job.partialPath, roots: configuration.allowedRoots) }
+            jobs[job.id] = nil
+            latestSeq[job.id] = nil
+        }
+    }
+}
