@@ -60,6 +60,7 @@ extension TransferRunner {
                 self.events.yield(.failed(jobID: request.jobID, error: jobError))
             }
             self.registry.remove(request.jobID)
+            HeapPolicy.transferEnded(bytes: bytes)
         }
     }
 }
