@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# Compares transferd with curl and aria2c downloading one file from a local nginx.
+# The benchmark suite of transferd's data path: each row runs transferd and its peers (curl, aria2c)
+# against one local nginx in the same run and prints ratios.
 #
 # Usage (from anywhere; `make bench` runs it from the repository root):
 #   Tests/Benchmarks/bench.sh
+#   BENCH_ROWS=big BENCH_RUNS=1 Tests/Benchmarks/bench.sh      # a quick run
 # Environment:
-#   BENCH_SIZE_MIB=1024        size of the test file in MiB
-#   BENCH_RUNS=3               runs per tool; the median wall time is reported
+#   BENCH_ROWS=idle,big,small,capped   which rows to run (comma-separated, in this order)
+#   BENCH_SIZE_MIB=1024        size of the big file in MiB (rows big and capped)
+#   BENCH_RUNS=3               runs per tool in rows big and small; medians are reported
+#   BENCH_SMALL_FILES=1000     files of the small row, each BENCH_SMALL_KIB (4) KiB
+#   BENCH_CAPPED_RATE=20m      nginx limit_rate per connection of the capped row
+#   BENCH_CAPPED_RUNS=1        runs per tool in the capped row
+#   BENCH_SEGMENTS=4           connections per file for the tools that split one file (capped row)
 #   BENCH_DIR=/tmp             where the scratch directory is made (a subdirectory is created and removed)
 #   BENCH_SLOW_DISK_USEC=N     also run one download with TRANSFERD_TEST_WRITE_DELAY_USEC=N
 #                              (N microseconds per 16 KiB chunk written) and report its peak RSS
 #   BENCH_SKIP_BUILD=1         use the release binaries already built instead of building them
+#   BENCH_BIN_DIR=DIR          use the transferd and transferctl in DIR (implies BENCH_SKIP_BUILD=1)
 #   BENCH_BASELINE=DIR         also run the transferd in DIR (another build, e.g. before a change),
 #                              interleaved with the others, and print both side by side
 #   SWIFT=swift                the swift driver to build with
 #
-# See Tests/Benchmarks/README.md for what is measured and how to read the table.
+# See Tests/Benchmarks/README.md for what is measured and how to read the output.
 set -euo pipefail
 
 # ---------------------------------------------------------------------------- settings
@@ -24,6 +32,12 @@ SLOW_USEC=${BENCH_SLOW_DISK_USEC:-}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 BASELINE_DIR=${BENCH_BASELINE:-}
 SWIFT=${SWIFT:-swift}
+ROWS=${BENCH_ROWS:-idle,big,small,capped}
+SMALL_FILES=${BENCH_SMALL_FILES:-1000}
+SMALL_KIB=${BENCH_SMALL_KIB:-4}
+CAPPED_RATE=${BENCH_CAPPED_RATE:-20m}
+CAPPED_RUNS=${BENCH_CAPPED_RUNS:-1}
+SEGMENTS=${BENCH_SEGMENTS:-4}
 
 BENCH_START_NS=$(date +%s%N)
 
@@ -51,6 +65,17 @@ die() {
 [[ $SIZE_MIB =~ ^[1-9][0-9]*$ ]] || die "BENCH_SIZE_MIB must be a positive integer, got '$SIZE_MIB'"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer, got '$RUNS'"
 [[ -z $SLOW_USEC || $SLOW_USEC =~ ^[0-9]+$ ]] || die "BENCH_SLOW_DISK_USEC must be a non-negative integer, got '$SLOW_USEC'"
+[[ $SMALL_FILES =~ ^[1-9][0-9]*$ ]] || die "BENCH_SMALL_FILES must be a positive integer, got '$SMALL_FILES'"
+[[ $SMALL_KIB =~ ^[1-9][0-9]*$ ]] || die "BENCH_SMALL_KIB must be a positive integer, got '$SMALL_KIB'"
+[[ $CAPPED_RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_CAPPED_RUNS must be a positive integer, got '$CAPPED_RUNS'"
+[[ $SEGMENTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_SEGMENTS must be a positive integer, got '$SEGMENTS'"
+[[ $CAPPED_RATE =~ ^[1-9][0-9]*[kKmM]?$ ]] || die "BENCH_CAPPED_RATE must be an nginx rate such as 20m, got '$CAPPED_RATE'"
+for row in ${ROWS//,/ }; do
+    case $row in idle | big | small | capped) ;; *) die "BENCH_ROWS: unknown row '$row' (known: idle, big, small, capped)" ;; esac
+done
+want_row() { [[ ,$ROWS, == *",$1,"* ]]; }
+# Without the rows that download it, the big file is only the server's probe: keep it small.
+if ! want_row big && ! want_row capped; then SIZE_MIB=1; fi
 SIZE_BYTES=$((SIZE_MIB * 1024 * 1024))
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -156,21 +181,24 @@ verify() { # FILE LABEL CHECK_HASH(0|1)
     fi
 }
 
-# Runs a command under GNU time; sets WALL_NS and RSS_KIB. The command's output goes to LOG.
+# Runs a command under GNU time; sets WALL_NS, RSS_KIB and CPU_S (user + system seconds). The
+# command's output goes to LOG.
 WALL_NS=0
 RSS_KIB=0
+CPU_S=0
 timed() { # LABEL LOG COMMAND...
     local label=$1 log=$2 t0 t1 rc=0
     shift 2
     t0=$(now_ns)
-    /usr/bin/time -f '%M' -o "$SCRATCH/time.out" "$@" >"$log" 2>&1 || rc=$?
+    /usr/bin/time -f '%M %U %S' -o "$SCRATCH/time.out" "$@" >"$log" 2>&1 || rc=$?
     t1=$(now_ns)
     if ((rc != 0)); then
         tail -n 20 "$log" >&2 || true
         die "$label exited with status $rc: $*"
     fi
     WALL_NS=$((t1 - t0))
-    RSS_KIB=$(tail -n 1 "$SCRATCH/time.out")
+    read -r RSS_KIB user_s sys_s < <(tail -n 1 "$SCRATCH/time.out")
+    CPU_S=$(awk -v u="$user_s" -v s="$sys_s" 'BEGIN { printf "%.2f", u + s }')
 }
 
 # fsync one file (coreutils sync FILE), returning the nanoseconds it took.
@@ -180,6 +208,7 @@ between_runs() { rm -f -- "$@"; sync; }
 
 # ---------------------------------------------------------------------------- build
 BUILD_S="skipped (BENCH_SKIP_BUILD=1)"
+[[ -z ${BENCH_BIN_DIR:-} ]] || SKIP_BUILD=1
 if [[ $SKIP_BUILD != 1 ]]; then
     say "building transferd and transferctl (release); this takes a few minutes on 2 cores"
     t0=$(now_ns)
@@ -187,7 +216,7 @@ if [[ $SKIP_BUILD != 1 ]]; then
     "$SWIFT" build -c release --static-swift-stdlib --product transferctl >&2 || die "swift build --product transferctl failed"
     BUILD_S="$(secs $(($(now_ns) - t0)))s"
 fi
-BIN_DIR=$("$SWIFT" build -c release --show-bin-path)
+BIN_DIR=${BENCH_BIN_DIR:-$("$SWIFT" build -c release --show-bin-path)}
 TRANSFERD=$BIN_DIR/transferd
 TRANSFERCTL=$BIN_DIR/transferctl
 [[ -x $TRANSFERD && -x $TRANSFERCTL ]] || die "release binaries not found in $BIN_DIR (unset BENCH_SKIP_BUILD to build them)"
@@ -239,6 +268,7 @@ $temps    server {
         listen 127.0.0.1:$1;
         root $SCRATCH/www;
         location / { }
+        location /capped/ { alias $SCRATCH/www/; limit_rate $CAPPED_RATE; }
     }
 }
 EOF
@@ -275,7 +305,27 @@ served=$(curl -sfI "$URL" | tr -d '\r' | awk 'tolower($1) == "content-length:" {
 [[ $served == "$SIZE_BYTES" ]] || die "nginx reports Content-Length '$served', expected $SIZE_BYTES"
 curl -s -o /dev/null "$URL" # read the file once so that every tool finds it in the page cache
 
+# ---------------------------------------------------------------------------- small files
+SMALL_BYTES=$((SMALL_KIB * 1024))
+if want_row small; then
+    say "creating $SMALL_FILES files of $SMALL_KIB KiB in $SCRATCH/www/small"
+    mkdir -p "$SCRATCH/www/small"
+    head -c $((SMALL_FILES * SMALL_BYTES)) /dev/urandom >"$SCRATCH/small.all"
+    (cd "$SCRATCH/www/small" && split -a 5 -d -b "$SMALL_BYTES" "$SCRATCH/small.all" f)
+    rm -f "$SCRATCH/small.all"
+    # One list for aria2c -i and transferctl submit -i (aria2's input-file format), one for curl -K.
+    base_url=${URL%/test.bin}/small
+    for f in "$SCRATCH"/www/small/f*; do
+        name=${f##*/}
+        printf '%s/%s\n  out=%s\n' "$base_url" "$name" "$name" >>"$SCRATCH/small.list"
+        printf 'url = "%s/%s"\noutput = "%s"\n' "$base_url" "$name" "$name" >>"$SCRATCH/small.curl"
+    done
+    cat "$SCRATCH"/www/small/f* >/dev/null # into the page cache
+fi
+
 # ---------------------------------------------------------------------------- transferd
+# As aria2c -j16 and curl --parallel-max 16 in the small row.
+DAEMON_CONCURRENCY=16
 DAEMON_PID=""
 DAEMON_SOCKET=""
 start_daemon() { # NAME [ENV=VALUE...]: sets DAEMON_PID and DAEMON_SOCKET
@@ -288,7 +338,7 @@ start_daemon() { # NAME [ENV=VALUE...]: sets DAEMON_PID and DAEMON_SOCKET
         DAEMON_SOCKET=$(mktemp -u /tmp/transferd-bench.XXXXXX.sock)
     fi
     # Downloads land in the scratch directory, which must be an allowed root.
-    printf '{"max_concurrent_transfers": 4, "log_level": "info", "allowed_roots": ["%s"]}\n' "$SCRATCH" >"$dir/transferd.json"
+    printf '{"max_concurrent_transfers": %s, "log_level": "info", "allowed_roots": ["%s"]}\n' "$DAEMON_CONCURRENCY" "$SCRATCH" >"$dir/transferd.json"
     # Keep TRANSFERD_* settings of the caller's environment out of the daemon's configuration.
     local unset_env=() var
     for var in $(compgen -e); do [[ $var == TRANSFERD_* ]] && unset_env+=(-u "$var"); done
@@ -315,25 +365,27 @@ reset_hwm() { # PID: resets VmHWM to the current RSS (Linux clear_refs 5)
     if echo 5 >"/proc/$1/clear_refs" 2>/dev/null; then CAN_RESET_HWM=1; else CAN_RESET_HWM=0; fi
 }
 
-# Submits one download and waits; sets WALL_NS (submit to exit), DAEMON_NS (started_at to
-# finished_at as the daemon recorded them) and PEAK_KIB (the daemon's VmHWM during the run).
 # The CPU time (user + system, in clock ticks) a process has used.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+cpu_since() { awk -v a="$2" -v b="$(cpu_ticks "$1")" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }'; } # PID TICKS0
 
+# Submits one download and waits; sets WALL_NS (submit to exit), DAEMON_NS (started_at to
+# finished_at as the daemon recorded them), PEAK_KIB (the daemon's VmHWM during the run) and
+# CPU_S (the daemon's CPU seconds during the run).
 DAEMON_NS=0
 PEAK_KIB=0
 BEFORE_KIB=0
-CPU_S=0
-transferd_run() { # LABEL PID SOCKET DEST
-    local label=$1 pid=$2 socket=$3 dest=$4 t0 t1 rc=0 state started finished cpu0
+transferd_run() { # LABEL PID SOCKET DEST [URL [SUBMIT OPTION...]]
+    local label=$1 pid=$2 socket=$3 dest=$4 url=${5:-$URL} t0 t1 rc=0 state started finished cpu0
+    shift $(($# < 5 ? $# : 5))
     BEFORE_KIB=$(proc_kib "$pid" VmRSS)
     reset_hwm "$pid"
     cpu0=$(cpu_ticks "$pid")
     t0=$(now_ns)
-    "$TRANSFERCTL" submit --socket "$socket" --wait --json "$URL" "$dest" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
+    "$TRANSFERCTL" submit --socket "$socket" --wait --json "$@" "$url" "$dest" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
     t1=$(now_ns)
     PEAK_KIB=$(proc_kib "$pid" VmHWM)
-    CPU_S=$(awk -v a="$cpu0" -v b="$(cpu_ticks "$pid")" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }')
+    CPU_S=$(cpu_since "$pid" "$cpu0")
     kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the download"
     state=$(json_field state "$SCRATCH/job.json")
     if ((rc != 0)) || [[ $state != completed ]]; then
@@ -350,12 +402,46 @@ transferd_run() { # LABEL PID SOCKET DEST
     fi
 }
 
+# Submits the small files in one `submit -i` and waits for all; sets WALL_NS, CPU_S, PEAK_KIB.
+transferd_small_run() { # LABEL PID SOCKET DIR
+    local label=$1 pid=$2 socket=$3 dir=$4 t0 t1 rc=0 cpu0
+    reset_hwm "$pid"
+    cpu0=$(cpu_ticks "$pid")
+    t0=$(now_ns)
+    "$TRANSFERCTL" submit --socket "$socket" --wait -i "$SCRATCH/small.list" -d "$dir" >"$SCRATCH/small.out" 2>"$SCRATCH/transferctl.err" || rc=$?
+    t1=$(now_ns)
+    PEAK_KIB=$(proc_kib "$pid" VmHWM)
+    CPU_S=$(cpu_since "$pid" "$cpu0")
+    if ((rc != 0)); then
+        tail -n 20 "$SCRATCH/transferctl.err" >&2 || true
+        die "$label: transferctl submit -i --wait exited $rc"
+    fi
+    WALL_NS=$((t1 - t0))
+}
+
+# Checks that DIR holds the small files with their sizes (and, when CHECK_HASH, their bytes).
+verify_small() { # DIR LABEL CHECK_HASH
+    local dir=$1 label=$2 check_hash=$3 count
+    count=$(find "$dir" -maxdepth 1 -type f -size "${SMALL_BYTES}c" | wc -l)
+    ((count == SMALL_FILES)) || die "$label: $dir holds $count files of $SMALL_BYTES bytes, expected $SMALL_FILES"
+    if ((check_hash)); then
+        diff -r -q "$SCRATCH/www/small" "$dir" >/dev/null || die "$label: the files in $dir differ from the source"
+        say "$label: all $SMALL_FILES files match the source"
+    fi
+}
+
+# Whether this transferctl knows --segments (one file over several connections).
+HAS_SEGMENTS=0
+if "$TRANSFERCTL" submit --help 2>&1 | grep -q -- '--segments'; then HAS_SEGMENTS=1; fi
+
 say "starting transferd (release) for the benchmark"
 start_daemon transferd
 MAIN_PID=$DAEMON_PID
 MAIN_SOCKET=$DAEMON_SOCKET
 BASE_RSS_KIB=$(proc_kib "$MAIN_PID" VmRSS)
 BASE_HWM_KIB=$(proc_kib "$MAIN_PID" VmHWM)
+BASE_ANON_KIB=$(proc_kib "$MAIN_PID" RssAnon)
+BASE_FILE_KIB=$(proc_kib "$MAIN_PID" RssFile)
 say "transferd pid $MAIN_PID: baseline VmRSS $(mib_of_kib "$BASE_RSS_KIB") MiB, VmHWM $(mib_of_kib "$BASE_HWM_KIB") MiB"
 if [[ -n $BASELINE_DIR ]]; then
     [[ -x $BASELINE_DIR/transferd ]] || die "BENCH_BASELINE=$BASELINE_DIR holds no transferd binary"
@@ -364,63 +450,237 @@ if [[ -n $BASELINE_DIR ]]; then
     BL_PID=$DAEMON_PID
     BL_SOCKET=$DAEMON_SOCKET
     BL_BASE_RSS_KIB=$(proc_kib "$BL_PID" VmRSS)
+    BL_BASE_ANON_KIB=$(proc_kib "$BL_PID" RssAnon)
+    BL_BASE_FILE_KIB=$(proc_kib "$BL_PID" RssFile)
 fi
 
-# ---------------------------------------------------------------------------- runs
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-declare -a CURL_NS=() CURL_RSS=() CURL_SYNC=() ARIA_NS=() ARIA_RSS=() ARIA_SYNC=()
-declare -a ARIAD_NS=() ARIAD_RSS=() TD_NS=() TD_DAEMON_NS=() TD_RSS=() TD_CPU=()
-declare -a BL_NS=() BL_DAEMON_NS=() BL_RSS=() BL_CPU=()
+REPORT=() # the lines of each row, printed at the end
+GOALS=()  # the issue's goals this run measured: "measure|value|goal|met"
+goal() { # NAME VALUE LIMIT UNIT
+    local met
+    met=$(awk -v v="$2" -v g="$3" 'BEGIN { print (v <= g) ? "met" : "NOT met" }')
+    GOALS+=("$(printf '%-46s %10s %-5s (goal <= %s %s) %s' "$1" "$2" "$4" "$3" "$4" "$met")")
+}
+if_baseline() { [[ -z $BASELINE_DIR ]] || echo "$1"; } # TEXT: printed only when a baseline runs
+join_secs() { local v out=""; for v in "$@"; do out+="$(secs "$v") "; done; echo "${out% }"; }
 
-for ((run = 1; run <= RUNS; run++)); do
-    first=$((run == 1 ? 1 : 0))
-    tag="run $run/$RUNS"
-
-    dest=$OUT/curl.bin
-    between_runs "$dest"
-    timed "curl" "$SCRATCH/curl.log" curl -s -S -f -o "$dest" "$URL"
-    sync_ns=$(fsync_ns "$dest")
-    verify "$dest" "curl ($tag)" "$first"
-    CURL_NS+=("$WALL_NS"); CURL_RSS+=("$RSS_KIB"); CURL_SYNC+=("$sync_ns")
-    echo "$tag: curl wall_s=$(secs "$WALL_NS") fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
-
-    dest=$OUT/aria2.bin
-    between_runs "$dest" "$dest.aria2"
-    timed "aria2c" "$SCRATCH/aria2.log" aria2c -x1 -s1 --file-allocation=none --allow-overwrite=true \
-        --summary-interval=0 --console-log-level=warn -d "$OUT" -o aria2.bin "$URL"
-    sync_ns=$(fsync_ns "$dest")
-    verify "$dest" "aria2c ($tag)" "$first"
-    ARIA_NS+=("$WALL_NS"); ARIA_RSS+=("$RSS_KIB"); ARIA_SYNC+=("$sync_ns")
-    echo "$tag: aria2c wall_s=$(secs "$WALL_NS") fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
-
-    dest=$OUT/aria2-defaults.bin
-    between_runs "$dest" "$dest.aria2"
-    timed "aria2c (defaults)" "$SCRATCH/aria2-defaults.log" aria2c \
-        --summary-interval=0 --console-log-level=warn -d "$OUT" -o aria2-defaults.bin "$URL"
-    verify "$dest" "aria2c defaults ($tag)" "$first"
-    ARIAD_NS+=("$WALL_NS"); ARIAD_RSS+=("$RSS_KIB")
-    echo "$tag: aria2c_defaults wall_s=$(secs "$WALL_NS") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
-
-    dest=$OUT/transferd.bin
-    between_runs "$dest"
-    transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest"
-    verify "$dest" "transferd ($tag)" "$first"
-    TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB"); TD_CPU+=("$CPU_S")
-    echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
-
+# ---------------------------------------------------------------------------- row: idle
+if want_row idle; then
+    REPORT+=("" "== idle: RSS of a freshly started daemon, 1 s after it answers =="
+        "$(printf '%-30s %10s %10s %10s' "daemon" "rss_MiB" "anon_MiB" "file_MiB")"
+        "$(printf '%-30s %10s %10s %10s' "transferd" "$(mib_of_kib "$BASE_RSS_KIB")" "$(mib_of_kib "$BASE_ANON_KIB")" "$(mib_of_kib "$BASE_FILE_KIB")")")
     if [[ -n $BASELINE_DIR ]]; then
-        dest=$OUT/baseline.bin
-        between_runs "$dest"
-        transferd_run "baseline transferd ($tag)" "$BL_PID" "$BL_SOCKET" "$dest"
-        verify "$dest" "baseline transferd ($tag)" "$first"
-        BL_NS+=("$WALL_NS"); BL_DAEMON_NS+=("$DAEMON_NS"); BL_RSS+=("$PEAK_KIB"); BL_CPU+=("$CPU_S")
-        echo "$tag: baseline wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+        REPORT+=("$(printf '%-30s %10s %10s %10s' "baseline" "$(mib_of_kib "$BL_BASE_RSS_KIB")" "$(mib_of_kib "$BL_BASE_ANON_KIB")" "$(mib_of_kib "$BL_BASE_FILE_KIB")")")
     fi
+    REPORT+=("file = pages of the executable and libraries mapped (shared, clean); anon = the daemon's own memory")
+    goal "idle RSS after start (MiB)" "$(mib_of_kib "$BASE_RSS_KIB")" 24 MiB
+fi
 
-    between_runs "$OUT"/*.bin
-done
+# ---------------------------------------------------------------------------- row: big
+row() { # TOOL NS CPU RSS_KIB RATIO
+    printf '%-30s %10s %10s %8s %14s %10s\n' "$1" "$(secs "$2")" "$(mbps "$2")" "$3" "$4" "$5"
+}
+if want_row big; then
+    declare -a CURL_NS=() CURL_RSS=() CURL_SYNC=() CURL_CPU=() ARIA_NS=() ARIA_RSS=() ARIA_SYNC=() ARIA_CPU=()
+    declare -a ARIAD_NS=() ARIAD_RSS=() ARIAD_CPU=() TD_NS=() TD_DAEMON_NS=() TD_RSS=() TD_CPU=()
+    declare -a BL_NS=() BL_DAEMON_NS=() BL_RSS=() BL_CPU=()
+    for ((run = 1; run <= RUNS; run++)); do
+        first=$((run == 1 ? 1 : 0))
+        tag="big run $run/$RUNS"
+
+        dest=$OUT/curl.bin
+        between_runs "$dest"
+        timed "curl" "$SCRATCH/curl.log" curl -s -S -f -o "$dest" "$URL"
+        sync_ns=$(fsync_ns "$dest")
+        verify "$dest" "curl ($tag)" "$first"
+        CURL_NS+=("$WALL_NS"); CURL_RSS+=("$RSS_KIB"); CURL_SYNC+=("$sync_ns"); CURL_CPU+=("$CPU_S")
+        echo "$tag: curl wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
+
+        dest=$OUT/aria2.bin
+        between_runs "$dest" "$dest.aria2"
+        timed "aria2c" "$SCRATCH/aria2.log" aria2c -x1 -s1 --file-allocation=none --allow-overwrite=true \
+            --summary-interval=0 --console-log-level=warn -d "$OUT" -o aria2.bin "$URL"
+        sync_ns=$(fsync_ns "$dest")
+        verify "$dest" "aria2c ($tag)" "$first"
+        ARIA_NS+=("$WALL_NS"); ARIA_RSS+=("$RSS_KIB"); ARIA_SYNC+=("$sync_ns"); ARIA_CPU+=("$CPU_S")
+        echo "$tag: aria2c wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
+
+        dest=$OUT/aria2-defaults.bin
+        between_runs "$dest" "$dest.aria2"
+        timed "aria2c (defaults)" "$SCRATCH/aria2-defaults.log" aria2c \
+            --summary-interval=0 --console-log-level=warn -d "$OUT" -o aria2-defaults.bin "$URL"
+        verify "$dest" "aria2c defaults ($tag)" "$first"
+        ARIAD_NS+=("$WALL_NS"); ARIAD_RSS+=("$RSS_KIB"); ARIAD_CPU+=("$CPU_S")
+        echo "$tag: aria2c_defaults wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
+
+        dest=$OUT/transferd.bin
+        between_runs "$dest"
+        transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest"
+        verify "$dest" "transferd ($tag)" "$first"
+        TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB"); TD_CPU+=("$CPU_S")
+        echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+
+        if [[ -n $BASELINE_DIR ]]; then
+            dest=$OUT/baseline.bin
+            between_runs "$dest"
+            transferd_run "baseline transferd ($tag)" "$BL_PID" "$BL_SOCKET" "$dest"
+            verify "$dest" "baseline transferd ($tag)" "$first"
+            BL_NS+=("$WALL_NS"); BL_DAEMON_NS+=("$DAEMON_NS"); BL_RSS+=("$PEAK_KIB"); BL_CPU+=("$CPU_S")
+            echo "$tag: baseline wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+        fi
+
+        between_runs "$OUT"/*.bin
+    done
+    m_curl=$(median "${CURL_NS[@]}")
+    m_curl_sync=$(median "${CURL_SYNC[@]}")
+    m_aria=$(median "${ARIA_NS[@]}")
+    m_aria_sync=$(median "${ARIA_SYNC[@]}")
+    m_ariad=$(median "${ARIAD_NS[@]}")
+    m_td=$(median "${TD_NS[@]}")
+    m_td_daemon=$(median "${TD_DAEMON_NS[@]}")
+    m_td_cpu=$(median "${TD_CPU[@]}")
+    m_curl_cpu=$(median "${CURL_CPU[@]}")
+    curl_plus_sync=$(awk -v a="$m_curl" -v b="$m_curl_sync" 'BEGIN { printf "%.0f", a + b }')
+    aria_plus_sync=$(awk -v a="$m_aria" -v b="$m_aria_sync" 'BEGIN { printf "%.0f", a + b }')
+    if ((CAN_RESET_HWM)); then hwm_note="per-run VmHWM, reset to the current RSS before each run"; else hwm_note="VmHWM is cumulative: max since start"; fi
+    td_peak=$(max_of "${TD_RSS[@]}")
+    REPORT+=("" "== big: one ${SIZE_MIB} MiB file, $RUNS runs (median), nginx on 127.0.0.1, page-cached =="
+        "MB/s = 10^6 bytes/s; cpu_s = CPU seconds of the process (transferd: the daemon's); peak RSS = max over runs (curl/aria2: GNU time; transferd: daemon $hwm_note)"
+        "$(printf '%-30s %10s %10s %8s %14s %10s' "tool" "median_s" "MB/s" "cpu_s" "peak_rss_MiB" "vs_curl")"
+        "$(row "curl" "$m_curl" "$m_curl_cpu" "$(mib_of_kib "$(max_of "${CURL_RSS[@]}")")" "1.00")"
+        "$(row "aria2c -x1 -s1 (no prealloc)" "$m_aria" "$(median "${ARIA_CPU[@]}")" "$(mib_of_kib "$(max_of "${ARIA_RSS[@]}")")" "$(ratio "$m_aria" "$m_curl")")"
+        "$(row "aria2c (defaults)" "$m_ariad" "$(median "${ARIAD_CPU[@]}")" "$(mib_of_kib "$(max_of "${ARIAD_RSS[@]}")")" "$(ratio "$m_ariad" "$m_curl")")"
+        "$(row "transferd (submit->completed)" "$m_td" "$m_td_cpu" "$(mib_of_kib "$td_peak")" "$(ratio "$m_td" "$m_curl")")"
+        "$(row "transferd (daemon-side)" "$m_td_daemon" "-" "-" "$(ratio "$m_td_daemon" "$m_curl")")")
+    if [[ -n $BASELINE_DIR ]]; then
+        m_bl=$(median "${BL_NS[@]}")
+        m_bl_daemon=$(median "${BL_DAEMON_NS[@]}")
+        REPORT+=("$(row "baseline (submit->completed)" "$m_bl" "$(median "${BL_CPU[@]}")" "$(mib_of_kib "$(max_of "${BL_RSS[@]}")")" "$(ratio "$m_bl" "$m_curl")")"
+            "$(row "baseline (daemon-side)" "$m_bl_daemon" "-" "-" "$(ratio "$m_bl_daemon" "$m_curl")")")
+    fi
+    REPORT+=("$(row "curl + fsync of the file" "$curl_plus_sync" "-" "-" "$(ratio "$curl_plus_sync" "$m_curl")")"
+        "$(row "aria2c -x1 -s1 + fsync" "$aria_plus_sync" "-" "-" "$(ratio "$aria_plus_sync" "$m_curl")")"
+        "per-run wall seconds: curl=[$(join_secs "${CURL_NS[@]}")] aria2c=[$(join_secs "${ARIA_NS[@]}")] aria2c_defaults=[$(join_secs "${ARIAD_NS[@]}")] transferd=[$(join_secs "${TD_NS[@]}")]"
+        "per-run CPU seconds: curl=[${CURL_CPU[*]}] aria2c=[${ARIA_CPU[*]}] transferd=[${TD_CPU[*]}]$(if_baseline " baseline=[${BL_CPU[*]}]")"
+        "transferd peak RSS per run: [$(for v in "${TD_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB$(if_baseline "; baseline [$(for v in "${BL_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB")"
+        "ratios: transferd/curl time $(ratio "$m_td" "$m_curl"), transferd/(curl+fsync) $(ratio "$m_td" "$curl_plus_sync"), transferd/curl CPU $(ratio "$m_td_cpu" "$m_curl_cpu")")
+    goal "1 GiB download: daemon CPU seconds (median)" "$m_td_cpu" 1.8 s
+    goal "1 GiB download: daemon peak RSS (max)" "$(mib_of_kib "$td_peak")" 48 MiB
+fi
+
+# ---------------------------------------------------------------------------- row: small
+if want_row small; then
+    declare -a SA_NS=() SA_CPU=() SC_NS=() SC_CPU=() ST_NS=() ST_CPU=() ST_RSS=() SB_NS=() SB_CPU=()
+    for ((run = 1; run <= RUNS; run++)); do
+        first=$((run == 1 ? 1 : 0))
+        tag="small run $run/$RUNS"
+
+        dir=$OUT/small-aria2
+        rm -rf "$dir"; sync
+        timed "aria2c -j16 -i" "$SCRATCH/small-aria2.log" aria2c -j16 --file-allocation=none --allow-overwrite=true \
+            --summary-interval=0 --console-log-level=warn -d "$dir" -i "$SCRATCH/small.list"
+        verify_small "$dir" "aria2c ($tag)" "$first"
+        SA_NS+=("$WALL_NS"); SA_CPU+=("$CPU_S")
+        echo "$tag: aria2c_j16 wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+
+        dir=$OUT/small-curl
+        rm -rf "$dir"; mkdir -p "$dir"; sync
+        timed "curl --parallel" "$SCRATCH/small-curl.log" curl -s -S -f --parallel --parallel-max 16 \
+            --output-dir "$dir" -K "$SCRATCH/small.curl"
+        verify_small "$dir" "curl ($tag)" "$first"
+        SC_NS+=("$WALL_NS"); SC_CPU+=("$CPU_S")
+        echo "$tag: curl_parallel wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+
+        dir=$OUT/small-transferd
+        rm -rf "$dir"; mkdir -p "$dir"; sync
+        transferd_small_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dir"
+        verify_small "$dir" "transferd ($tag)" "$first"
+        ST_NS+=("$WALL_NS"); ST_CPU+=("$CPU_S"); ST_RSS+=("$PEAK_KIB")
+        echo "$tag: transferd wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+
+        if [[ -n $BASELINE_DIR ]]; then
+            dir=$OUT/small-baseline
+            rm -rf "$dir"; mkdir -p "$dir"; sync
+            transferd_small_run "baseline ($tag)" "$BL_PID" "$BL_SOCKET" "$dir"
+            verify_small "$dir" "baseline ($tag)" "$first"
+            SB_NS+=("$WALL_NS"); SB_CPU+=("$CPU_S")
+            echo "$tag: baseline wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+        fi
+        rm -rf "$OUT"/small-*
+    done
+    m_sa=$(median "${SA_NS[@]}")
+    m_sc=$(median "${SC_NS[@]}")
+    m_st=$(median "${ST_NS[@]}")
+    srow() { printf '%-36s %10s %8s %10s %10s' "$1" "$(secs "$2")" "$3" "$(ratio "$2" "$m_sa")" "$(ratio "$2" "$m_sc")"; }
+    REPORT+=("" "== small: $SMALL_FILES files of $SMALL_KIB KiB, 16 at a time, $RUNS runs (median); transferd: one submit -i, --wait until all landed =="
+        "$(printf '%-36s %10s %8s %10s %10s' "tool" "median_s" "cpu_s" "vs_aria2" "vs_curl")"
+        "$(srow "aria2c -j16 -i LIST" "$m_sa" "$(median "${SA_CPU[@]}")")"
+        "$(srow "curl --parallel --parallel-max 16" "$m_sc" "$(median "${SC_CPU[@]}")")"
+        "$(srow "transferd (submit -i --wait)" "$m_st" "$(median "${ST_CPU[@]}")")")
+    if [[ -n $BASELINE_DIR ]]; then
+        REPORT+=("$(srow "baseline (submit -i --wait)" "$(median "${SB_NS[@]}")" "$(median "${SB_CPU[@]}")")")
+    fi
+    REPORT+=("per-run wall seconds: aria2c=[$(join_secs "${SA_NS[@]}")] curl=[$(join_secs "${SC_NS[@]}")] transferd=[$(join_secs "${ST_NS[@]}")]$(if_baseline " baseline=[$(join_secs "${SB_NS[@]}")]")"
+        "transferd: max_concurrent_transfers $DAEMON_CONCURRENCY; the daemon's CPU seconds; each file is synced before it lands")
+    goal "$SMALL_FILES x $SMALL_KIB KiB: submit to all landed (median)" "$(secs "$m_st")" 0.4 s
+fi
+
+# ---------------------------------------------------------------------------- row: capped
+if want_row capped; then
+    CAPPED_URL=${URL%/test.bin}/capped/test.bin
+    declare -a CC_NS=() CA_NS=() CT_NS=() CS_NS=() CT_CPU=() CS_CPU=() CA_CPU=()
+    for ((run = 1; run <= CAPPED_RUNS; run++)); do
+        first=$((run == 1 ? 1 : 0))
+        tag="capped run $run/$CAPPED_RUNS"
+
+        dest=$OUT/curl.bin
+        between_runs "$dest"
+        timed "curl (capped)" "$SCRATCH/curl.log" curl -s -S -f -o "$dest" "$CAPPED_URL"
+        verify "$dest" "curl ($tag)" "$first"
+        CC_NS+=("$WALL_NS")
+        echo "$tag: curl wall_s=$(secs "$WALL_NS")"
+
+        dest=$OUT/aria2.bin
+        between_runs "$dest" "$dest.aria2"
+        timed "aria2c -x$SEGMENTS -s$SEGMENTS (capped)" "$SCRATCH/aria2.log" aria2c -x"$SEGMENTS" -s"$SEGMENTS" -k1M \
+            --file-allocation=none --allow-overwrite=true --summary-interval=0 --console-log-level=warn -d "$OUT" -o aria2.bin "$CAPPED_URL"
+        verify "$dest" "aria2c -x$SEGMENTS ($tag)" "$first"
+        CA_NS+=("$WALL_NS"); CA_CPU+=("$CPU_S")
+        echo "$tag: aria2c_x$SEGMENTS wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+
+        dest=$OUT/transferd.bin
+        between_runs "$dest"
+        transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest" "$CAPPED_URL"
+        verify "$dest" "transferd ($tag)" "$first"
+        CT_NS+=("$WALL_NS"); CT_CPU+=("$CPU_S")
+        echo "$tag: transferd wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+
+        if ((HAS_SEGMENTS)); then
+            dest=$OUT/transferd-segments.bin
+            between_runs "$dest"
+            transferd_run "transferd --segments $SEGMENTS ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest" "$CAPPED_URL" --segments "$SEGMENTS"
+            verify "$dest" "transferd --segments ($tag)" "$first"
+            CS_NS+=("$WALL_NS"); CS_CPU+=("$CPU_S")
+            echo "$tag: transferd_segments wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+        fi
+        between_runs "$OUT"/*.bin
+    done
+    m_ca=$(median "${CA_NS[@]}")
+    crow() { printf '%-36s %10s %10s %10s' "$1" "$(secs "$2")" "$(mbps "$2")" "$(ratio "$2" "$m_ca")"; }
+    REPORT+=("" "== capped: one ${SIZE_MIB} MiB file, nginx limit_rate $CAPPED_RATE per connection, $CAPPED_RUNS run(s) (median) =="
+        "$(printf '%-36s %10s %10s %10s' "tool" "median_s" "MB/s" "vs_aria2")"
+        "$(crow "curl (one connection)" "$(median "${CC_NS[@]}")")"
+        "$(crow "aria2c -x$SEGMENTS -s$SEGMENTS -k1M" "$m_ca")"
+        "$(crow "transferd (one connection)" "$(median "${CT_NS[@]}")")")
+    if ((HAS_SEGMENTS)); then
+        REPORT+=("$(crow "transferd --segments $SEGMENTS" "$(median "${CS_NS[@]}")")")
+    else
+        REPORT+=("transferd --segments: not supported by this transferctl")
+    fi
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
-FINAL_HWM_KIB=$(proc_kib "$MAIN_PID" VmHWM)
 AFTER_RSS_KIB=$(proc_kib "$MAIN_PID" VmRSS)
 stop_pid "$MAIN_PID" 25
 if [[ -n $BASELINE_DIR ]]; then stop_pid "$BL_PID" 25; fi
@@ -441,72 +701,20 @@ if [[ -n $SLOW_USEC ]]; then
     SLOW_LINE="transferd slow-disk (${SLOW_USEC} us/16KiB): wall_s=$(secs "$WALL_NS") baseline_rss_mib=$(mib_of_kib "$slow_base") peak_rss_mib=$(mib_of_kib "$slow_peak") growth_mib=$(mib_of_kib $((slow_peak - slow_base))) file_mib=$SIZE_MIB"
 fi
 
-# ---------------------------------------------------------------------------- table
-m_curl=$(median "${CURL_NS[@]}")
-m_curl_sync=$(median "${CURL_SYNC[@]}")
-m_aria=$(median "${ARIA_NS[@]}")
-m_aria_sync=$(median "${ARIA_SYNC[@]}")
-m_ariad=$(median "${ARIAD_NS[@]}")
-m_td=$(median "${TD_NS[@]}")
-m_td_daemon=$(median "${TD_DAEMON_NS[@]}")
-curl_plus_sync=$(awk -v a="$m_curl" -v b="$m_curl_sync" 'BEGIN { printf "%d", a + b }')
-aria_plus_sync=$(awk -v a="$m_aria" -v b="$m_aria_sync" 'BEGIN { printf "%d", a + b }')
-if ((CAN_RESET_HWM)); then hwm_note="per-run VmHWM, reset to the current RSS before each run"; else hwm_note="VmHWM is cumulative: max since start"; fi
-
-row() { # TOOL NS RSS_KIB RATIO
-    printf '%-30s %10s %10s %14s %10s\n' "$1" "$(secs "$2")" "$(mbps "$2")" "$3" "$4"
-}
-
+# ---------------------------------------------------------------------------- report
 total_s=$(secs $(($(now_ns) - BENCH_START_NS)))
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 fs=$(df -PT -- "$SCRATCH" | awk 'NR == 2 { print $2 }')
 
 echo
-echo "== transferd benchmark =="
+echo "== transferd benchmark suite: rows $ROWS =="
 echo "machine: nproc=$(nproc) kernel=$(uname -r) arch=$(uname -m) cpu='${cpu:-unknown}' mem=$mem"
 echo "load average (1/5/15 min): start $LOAD_START, end $LOAD_END"
-echo "size: $SIZE_MIB MiB ($SIZE_BYTES bytes), runs: $RUNS (median shown), source: nginx on 127.0.0.1, sendfile on, page-cached"
-echo "destination filesystem: $fs ($SCRATCH), sync between runs; release build time: ${BUILD_S}"
-echo "MB/s = 10^6 bytes/s; peak RSS = max over runs (curl/aria2: GNU time; transferd: daemon $hwm_note)"
-echo
-printf '%-30s %10s %10s %14s %10s\n' "tool" "median_s" "MB/s" "peak_rss_MiB" "vs_curl"
-row "curl" "$m_curl" "$(mib_of_kib "$(max_of "${CURL_RSS[@]}")")" "1.00"
-row "aria2c -x1 -s1 (no prealloc)" "$m_aria" "$(mib_of_kib "$(max_of "${ARIA_RSS[@]}")")" "$(ratio "$m_aria" "$m_curl")"
-row "aria2c (defaults)" "$m_ariad" "$(mib_of_kib "$(max_of "${ARIAD_RSS[@]}")")" "$(ratio "$m_ariad" "$m_curl")"
-row "transferd (submit->completed)" "$m_td" "$(mib_of_kib "$(max_of "${TD_RSS[@]}")")" "$(ratio "$m_td" "$m_curl")"
-row "transferd (daemon-side)" "$m_td_daemon" "-" "$(ratio "$m_td_daemon" "$m_curl")"
-if [[ -n $BASELINE_DIR ]]; then
-    m_bl=$(median "${BL_NS[@]}")
-    m_bl_daemon=$(median "${BL_DAEMON_NS[@]}")
-    row "baseline (submit->completed)" "$m_bl" "$(mib_of_kib "$(max_of "${BL_RSS[@]}")")" "$(ratio "$m_bl" "$m_curl")"
-    row "baseline (daemon-side)" "$m_bl_daemon" "-" "$(ratio "$m_bl_daemon" "$m_curl")"
-fi
-row "curl + fsync of the file" "$curl_plus_sync" "-" "$(ratio "$curl_plus_sync" "$m_curl")"
-row "aria2c -x1 -s1 + fsync" "$aria_plus_sync" "-" "$(ratio "$aria_plus_sync" "$m_curl")"
-echo
-echo "per-run wall seconds: curl=[$(for v in "${CURL_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]" \
-    "aria2c=[$(for v in "${ARIA_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]" \
-    "aria2c_defaults=[$(for v in "${ARIAD_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]" \
-    "transferd=[$(for v in "${TD_NS[@]}"; do printf '%s ' "$(secs "$v")"; done | sed 's/ $//')]"
-echo "transferd daemon RSS: baseline $(mib_of_kib "$BASE_RSS_KIB") MiB (VmHWM $(mib_of_kib "$BASE_HWM_KIB") MiB) before the first download;" \
-    "per-run peaks [$(for v in "${TD_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB;" \
-    "VmRSS after the runs $(mib_of_kib "$AFTER_RSS_KIB") MiB; VmHWM at the end $(mib_of_kib "$FINAL_HWM_KIB") MiB"
-echo "note: transferctl --wait polls every 0.2 s, so submit->completed includes up to 0.2 s of polling;" \
-    "transferd fsyncs as it goes and at the end, curl and aria2c do not (see the '+ fsync' rows)"
+echo "destination filesystem: $fs ($SCRATCH), sync between runs; release build time: ${BUILD_S}; total ${total_s}s"
+printf '%s\n' "${REPORT[@]}"
+echo "transferd daemon RSS after the rows: $(mib_of_kib "$AFTER_RSS_KIB") MiB (at start $(mib_of_kib "$BASE_RSS_KIB") MiB)"
 if [[ -n $SLOW_LINE ]]; then echo "$SLOW_LINE"; fi
 echo
-echo "== summary =="
-echo "total script time: ${total_s}s"
-echo "transferd peak RSS: $(mib_of_kib "$(max_of "${TD_RSS[@]}")") MiB (baseline $(mib_of_kib "$BASE_RSS_KIB") MiB)"
-if [[ -n $SLOW_USEC ]]; then
-    echo "transferd slow-disk peak RSS: $(mib_of_kib "$slow_peak") MiB (baseline $(mib_of_kib "$slow_base") MiB, ${SLOW_USEC} us per 16 KiB chunk)"
-fi
-echo "aria2c/curl time ratio: $(ratio "$m_aria" "$m_curl")"
-echo "transferd/(curl+fsync) time ratio: $(ratio "$m_td" "$curl_plus_sync")"
-echo "transferd/curl time ratio: $(ratio "$m_td" "$m_curl")"
-echo "transferd daemon CPU seconds per download: [${TD_CPU[*]}]"
-if [[ -n $BASELINE_DIR ]]; then
-    echo "baseline daemon CPU seconds per download: [${BL_CPU[*]}]"
-    echo "transferd/baseline time ratio (daemon-side): $(ratio "$m_td_daemon" "$m_bl_daemon"); peak RSS: $(mib_of_kib "$(max_of "${TD_RSS[@]}")") vs $(mib_of_kib "$(max_of "${BL_RSS[@]}")") MiB; idle RSS: $(mib_of_kib "$BASE_RSS_KIB") vs $(mib_of_kib "$BL_BASE_RSS_KIB") MiB"
-fi
+echo "== goals =="
+if ((${#GOALS[@]} == 0)); then echo "(no row with a goal ran)"; else printf '%s\n' "${GOALS[@]}"; fi

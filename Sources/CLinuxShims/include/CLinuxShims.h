@@ -9,6 +9,10 @@
 /// <malloc.h>.
 int clinuxshims_malloc_trim(size_t pad);
 
+/// mallopt(M_ARENA_MAX, arenas): at most this many malloc arenas. glibc otherwise makes up to
+/// eight per core, one per thread that allocates, each keeping the memory freed in it.
+int clinuxshims_limit_malloc_arenas(int arenas);
+
 /// Whether libcurl reads `expectedHost` as the host of `url`, an IPv6 literal's brackets aside.
 /// Takes the place of FoundationNetworking's check of the same name (see curl_host.c).
 bool CFURLSessionCurlHostIsEqual(const char *url, const char *expectedHost);

@@ -8,6 +8,10 @@ import Glibc
 /// Where a transfer's body goes: the partial file, its running digest, the durable checkpoints,
 /// the live progress and rate, and the size of the next segment.
 ///
+/// Chunks are gathered in a block of `blockBytes` and written and hashed a block at a time. Bytes
+/// still in the block are the file's bytes for every decision (the attempt's offset counts them);
+/// they reach the file before anything depends on the file itself: a checkpoint, a sync, landing.
+///
 /// `@unchecked Sendable`: the plain stored properties are used only on the engine's delegate
 /// queue; status readers on other threads use the atomics.
 final class ByteSink: @unchecked Sendable {
@@ -29,10 +33,18 @@ final class ByteSink: @unchecked Sendable {
     private var segmentPeakBacklog = 0
     /// Chunks received, to sample the backlog on some of them only.
     private var chunks: UInt = 0
+    private let blocks: ChunkBlockPool
+    /// Received bytes not yet written to the file.
+    private var block: ChunkBlock
+    /// The first failed write: the file's end is then unknown, so nothing more is written and only
+    /// the last checkpoint counts.
+    private var writeFailure: FileIOError?
 
-    init(file: PartialFile, offset: Int64, digest: FileDigest) {
+    init(file: PartialFile, offset: Int64, digest: FileDigest, blockBytes: Int = 1 << 20) {
         self.file = file
         self.digest = StreamingDigest(digest)
+        self.blocks = ChunkBlockPool(blockBytes: blockBytes)
+        self.block = blocks.take()
         self.progress = Atomic(offset)
         self.lastCheckpointOffset = offset
         let now = MonotonicClock.nanoseconds()
@@ -41,18 +53,39 @@ final class ByteSink: @unchecked Sendable {
         self.rateSampleOffset = offset
     }
 
-    /// Appends `data` to the partial file and hands it to the digest.
+    /// Appends `data` to the partial file: gathers it in the block, which is written and hashed
+    /// when full.
     func write(_ data: Data) throws(FileIOError) {
         var failure: FileIOError?
         data.withUnsafeBytes { raw in
-            do throws(FileIOError) {
-                try FileIO.writeAll(file.fd, raw, path: file.path)
-            } catch {
-                failure = error
+            var taken = 0
+            while taken < raw.count {
+                taken += block.append(UnsafeRawBufferPointer(rebasing: raw[taken...]))
+                guard block.isFull else { continue }
+                do throws(FileIOError) {
+                    try flush()
+                } catch {
+                    failure = error
+                    return
+                }
             }
         }
         if let failure { throw failure }
-        digest.feed(data)
+    }
+
+    /// Writes the gathered bytes to the file and hands them to the digest.
+    func flush() throws(FileIOError) {
+        if let writeFailure { throw writeFailure }
+        guard !block.isEmpty else { return }
+        do throws(FileIOError) {
+            try FileIO.writeAll(file.fd, block.bytes, path: file.path)
+        } catch {
+            writeFailure = error
+            throw error
+        }
+        let pool = blocks
+        digest.feed(block) { pool.give($0) }
+        block = blocks.take()
     }
 
     /// Records that the file now holds `offset` bytes; samples the rate once a second. Returns
@@ -72,7 +105,9 @@ final class ByteSink: @unchecked Sendable {
 
     /// Cuts the partial file back to 0 and starts a new generation and new digests.
     func startOver() throws(FileIOError) {
+        block.empty()
         try file.truncate(to: 0)
+        writeFailure = nil
         generation.add(1, ordering: .sequentiallyConsistent)
         progress.store(0, ordering: .relaxed)
         lastCheckpointOffset = 0
@@ -85,10 +120,14 @@ final class ByteSink: @unchecked Sendable {
         if digest.current().sha512 == nil { digest.reset(to: FileDigest(withSHA512: true)) }
     }
 
-    /// Syncs the partial file on `queue`, then calls `synced` with the offset now durable, unless
-    /// a sync is running already.
-    func checkpoint(offset: Int64, now: UInt64, on queue: DispatchQueue, logger: Logger, synced: @escaping @Sendable (Int64, Int) -> Void) {
-        guard !checkpointInFlight.exchange(true, ordering: .acquiring) else { return }
+    /// Writes the gathered bytes, syncs the partial file on `queue`, then calls `synced` with the
+    /// offset now durable, unless a sync is running already.
+    func checkpoint(
+        offset: Int64, now: UInt64, on queue: DispatchQueue, logger: Logger, synced: @escaping @Sendable (Int64, Int) -> Void
+    ) throws(FileIOError) {
+        guard !checkpointInFlight.load(ordering: .acquiring) else { return }
+        try flush()
+        checkpointInFlight.store(true, ordering: .releasing)
         lastCheckpointOffset = offset
         lastCheckpointTime = now
         let file = file
@@ -103,10 +142,15 @@ final class ByteSink: @unchecked Sendable {
         }
     }
 
-    /// Syncs the partial file now; returns the bytes durable: `offset`, or the last checkpoint
-    /// when the sync fails.
+    /// Writes the gathered bytes and syncs the partial file now; returns the bytes durable:
+    /// `offset`, or the last checkpoint when the write or the sync fails.
     func syncNow(offset: Int64) -> (kept: Int64, synced: Bool) {
-        Glibc.fdatasync(file.fd) == 0 ? (offset, true) : (lastCheckpointOffset, false)
+        do throws(FileIOError) {
+            try flush()
+        } catch {
+            return (lastCheckpointOffset, false)
+        }
+        return Glibc.fdatasync(file.fd) == 0 ? (offset, true) : (lastCheckpointOffset, false)
     }
 
     /// Notes the backlog on every 8th chunk (it moves slowly relative to single chunks) and

@@ -14,6 +14,13 @@ extension TransferRunner {
     /// destination, off the delegate queue.
     func land(_ context: TransferContext) {
         queues.assertOnDelegate()
+        do throws(FileIOError) {
+            try context.sink.flush()
+        } catch {
+            let failure = FailureClassifier.disk(error, writing: context.sink.file.path)
+            if failure.retryable { interrupt(context, failure) } else { fail(context, failure.error) }
+            return
+        }
         guard context.move(from: [.active], to: .landing) else {
             completeStop(context)
             return
@@ -53,6 +60,7 @@ extension TransferRunner {
                 self.events.yield(.failed(jobID: request.jobID, error: jobError))
             }
             self.registry.remove(request.jobID)
+            HeapPolicy.transferEnded(bytes: bytes)
         }
     }
 }

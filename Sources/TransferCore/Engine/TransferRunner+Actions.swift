@@ -165,6 +165,7 @@ extension TransferRunner {
                 kept: StoppedTransfer(bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes),
                 retryAfter: failure.retryAfter))
         registry.remove(jobID)
+        HeapPolicy.transferEnded(bytes: kept)
     }
 
     func fail(_ context: TransferContext, _ error: JobError) {

@@ -21,24 +21,24 @@ extension TransferRunner {
         guard let context = registry.context(forTask: task.taskIdentifier) else { return }
         let phase = context.phase
         guard phase == .active || phase == .pausing || phase == .stopping, context.attempt.acceptsBody else { return }
+        let offset = context.attempt.offset + Int64(data.count)
         do throws(FileIOError) {
             try context.sink.write(data)
+            context.attempt.wrote(data.count)
+            if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
+            let now = MonotonicClock.nanoseconds()
+            if context.sink.advanced(
+                to: offset, now: now, checkpointBytes: configuration.checkpointBytes, intervalNanoseconds: checkpointIntervalNanoseconds)
+            {
+                let jobID = context.request.jobID
+                try context.sink.checkpoint(offset: offset, now: now, on: queues.io, logger: context.request.logger) { bytes, generation in
+                    self.events.yield(.checkpoint(jobID: jobID, bytes: bytes, generation: generation))
+                }
+            }
         } catch {
             perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
             task.cancel()
             return
-        }
-        context.attempt.wrote(data.count)
-        let offset = context.attempt.offset
-        if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
-        let now = MonotonicClock.nanoseconds()
-        if context.sink.advanced(
-            to: offset, now: now, checkpointBytes: configuration.checkpointBytes, intervalNanoseconds: checkpointIntervalNanoseconds)
-        {
-            let jobID = context.request.jobID
-            context.sink.checkpoint(offset: offset, now: now, on: queues.io, logger: context.request.logger) { bytes, generation in
-                self.events.yield(.checkpoint(jobID: jobID, bytes: bytes, generation: generation))
-            }
         }
         guard let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog }) else { return }
         // Pausing continues with a ranged request, which only a 206 with a validator makes safe.

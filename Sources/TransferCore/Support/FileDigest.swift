@@ -92,30 +92,34 @@ struct AnnouncedDigest: Equatable, Sendable {
 }
 
 /// A transfer's running digest, fed on its own serial queue so hashing runs beside the disk writes
-/// (on another core) instead of after each of them on the delegate queue. The chunks waiting to be
-/// hashed count as backlog, so back-pressure bounds them like the chunks waiting for the disk.
+/// (on another core) instead of after each of them on the delegate queue. It is fed whole blocks of
+/// gathered chunks (`ChunkBlock`), one hand-off per block. The bytes waiting to be hashed count as
+/// backlog, so back-pressure bounds them like the chunks waiting for the disk.
 ///
 /// `@unchecked Sendable`: `digest` is read and written only on `queue`.
 final class StreamingDigest: @unchecked Sendable {
     private let queue = DispatchQueue(label: "transferd.engine.digest")
     private var digest: FileDigest
-    /// Chunks handed to `feed` and not hashed yet.
-    private let pendingChunks = Atomic<Int>(0)
+    /// Bytes handed to `feed` and not hashed yet.
+    private let pendingBytes = Atomic<Int>(0)
 
     init(_ digest: FileDigest) {
         self.digest = digest
     }
 
-    /// Hashes `data` after everything fed before it.
-    func feed(_ data: Data) {
-        pendingChunks.add(1, ordering: .relaxed)
+    /// Hashes the block's bytes after everything fed before them, then hands the block to `done`.
+    func feed(_ block: ChunkBlock, done: @escaping @Sendable (ChunkBlock) -> Void) {
+        let count = block.count
+        pendingBytes.add(count, ordering: .relaxed)
         queue.async {
-            data.withUnsafeBytes { self.digest.update($0) }
-            self.pendingChunks.subtract(1, ordering: .relaxed)
+            self.digest.update(block.bytes)
+            self.pendingBytes.subtract(count, ordering: .relaxed)
+            done(block)
         }
     }
 
-    var pending: Int { pendingChunks.load(ordering: .relaxed) }
+    /// Bytes waiting to be hashed, in 16 KiB chunks (the unit of the delegate queue's backlog).
+    var pending: Int { (pendingBytes.load(ordering: .relaxed) + (1 << 14) - 1) >> 14 }
 
     /// The digest of everything fed so far (waits for the queue to catch up).
     func current() -> FileDigest {
