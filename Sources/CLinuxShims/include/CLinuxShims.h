@@ -12,4 +12,8 @@ int clinuxshims_malloc_trim(size_t pad);
 /// Takes the place of FoundationNetworking's check of the same name (see curl_host.c).
 bool CFURLSessionCurlHostIsEqual(const char *url, const char *expectedHost);
 
+/// copy_file_range(2) with explicit offsets (a reflink where the filesystem can), which Swift's
+/// Glibc module does not export.
+long long clinuxshims_copy_file_range(int in, long long *inOffset, int out, long long *outOffset, size_t length);
+
 #endif

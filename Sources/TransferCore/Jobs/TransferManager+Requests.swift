@@ -116,6 +116,12 @@ extension TransferManager {
         _ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, busy: [String: String]
     ) throws(CoreError) -> Admission {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
+        if try SubmitValidator.validateKind(params) == .upload {
+            return try admitUpload(params, url: url, owner: owner, group: group, unfinished: unfinished)
+        }
+        guard let destination = params.destination else {
+            throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
+        }
         if let id = params.id {
             try SubmitValidator.validateID(id)
             if let existing = jobs[id] {
@@ -133,11 +139,11 @@ extension TransferManager {
         try SubmitValidator.validateSize(params.size)
         let downloadOwner = DownloadOwner(uid: owner, gid: group)
         if params.createDirectories == true {
-            try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
+            try DirectoryCreator.createDirectories(of: destination, roots: configuration.allowedRoots, owner: downloadOwner)
         }
-        try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
+        try SubmitValidator.validateDestination(destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
         if let size = params.size {
-            try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
+            try SubmitValidator.validateSpace(for: size, destination: destination, reserve: configuration.diskReserveBytes)
         }
         guard unfinished < configuration.maxJobsPerUser else {
             throw CoreError(
@@ -145,16 +151,16 @@ extension TransferManager {
                 "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
-        if let busyID = busy[params.destination] {
+        if let busyID = busy[destination] {
             // Another user's job is never named: its id would let the caller follow someone else's work.
             let mine = jobs[busyID]?.owner == owner
             let who = mine ? "job \(busyID) is" : "another user's job is"
             let fix = mine ? "wait for it or cancel it first" : "choose another destination"
-            throw CoreError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
+            throw CoreError(.destinationBusy, "\(who) already downloading to \(destination): \(fix)")
         }
         let id = params.id ?? newJobID()
         let job = JobRecord(
-            id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
+            id: id, order: nextOrder, state: .queued, url: params.url, destination: destination,
             headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
@@ -201,6 +207,7 @@ extension TransferManager {
             engine.forget(jobID: id)
             PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
         }
+        releaseSpool(of: job)
         job.state = .cancelled
         job.finishedAt = Date()
         let event = ended(&job)
