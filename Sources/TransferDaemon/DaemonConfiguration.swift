@@ -102,7 +102,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
     }
 
     var spoolQuota: Spool.Quota {
-        Spool.Quota(perUser: Int64(uploadSpoolBytesPerUser), total: Int64(uploadSpoolBytesTotal))
+        Spool.Quota(perUser: Int64(uploadSpoolBytesPerUser), total: Int64(uploadSpoolBytesTotal), diskReserve: Int64(diskReserveBytes))
     }
 
     var logLevelValue: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }

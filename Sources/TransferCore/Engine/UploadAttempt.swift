@@ -113,8 +113,9 @@ struct UploadAttempt {
     var shortBody: String? {
         guard !body.isEmpty else { return nil }
         let text = String(decoding: body.prefix(300), as: UTF8.self)
+        // One line: control characters (line breaks included) become spaces, runs of spaces one.
         let line = text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : String($0) }.joined()
-            .trimmingCharacters(in: .whitespaces)
+            .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         return body.count > 300 || bodyTruncated ? line + "…" : line
     }
 }

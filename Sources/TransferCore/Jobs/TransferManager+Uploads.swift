@@ -24,7 +24,8 @@ extension TransferManager {
                 guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
                     throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
                 }
-                if existing.spool != name { spool.release(name) }
+                // The repeated hand-off's copy is not needed: freed if it is the caller's and unclaimed.
+                if existing.spool != name { spool.discard(name, owner: owner) }
                 return .existing(existing)
             }
         }

@@ -14,9 +14,13 @@ public final class Spool: Sendable {
     public struct Quota: Sendable, Equatable {
         public var perUser: Int64
         public var total: Int64
-        public init(perUser: Int64, total: Int64) {
+        /// Bytes always left free on the spool's filesystem (`disk_reserve_bytes`): the journal
+        /// lives there, and a full disk under the journal stops the daemon.
+        public var diskReserve: Int64
+        public init(perUser: Int64, total: Int64, diskReserve: Int64 = 0) {
             self.perUser = perUser
             self.total = total
+            self.diskReserve = diskReserve
         }
     }
 
@@ -121,6 +125,7 @@ public final class Spool: Sendable {
     /// cannot overrun the quota together; expired unclaimed copies are freed first.
     private func reserve(_ name: String, owner: UInt32, size: Int64) throws(CoreError) {
         let now = MonotonicClock.nanoseconds()
+        let free = FileIO.availableBytes(directory)
         let (expired, refusal): ([String], CoreError?) = state.withLock { state in
             let expired = state.entries.values.filter { !$0.claimed && now &- $0.createdAt > Self.unclaimedLifetime }.map(\.name)
             for name in expired { state.entries[name] = nil }
@@ -140,6 +145,12 @@ public final class Spool: Sendable {
                     "the upload spool cannot take \(human(size)) more: uploads waiting to be sent hold \(human(all)) "
                         + "of the \(human(state.quota.total)) it may hold in all (upload_spool_bytes_total); try again later, "
                         + "or ask the administrator to raise the limit"))
+            }
+            if let free, free - state.quota.diskReserve < size {
+                return (expired, CoreError(
+                    .insufficientSpace,
+                    "the upload spool's filesystem has \(human(max(0, free))) free, and \(human(state.quota.diskReserve)) of it stays free "
+                        + "(disk_reserve_bytes): a copy of \(human(size)) does not fit; free some space there and hand the file over again"))
             }
             state.entries[name] = Entry(name: name, owner: owner, size: size, sha256: "", claimed: false, createdAt: now)
             return (expired, nil)
@@ -171,6 +182,16 @@ public final class Spool: Sendable {
     /// Gives a claimed copy back, unclaimed (a submit that was refused after claiming it).
     func unclaim(_ name: String) {
         state.withLock { $0.entries[name]?.claimed = false }
+    }
+
+    /// Frees an unclaimed copy of `owner`'s; another user's, or one a job holds, stays.
+    func discard(_ name: String, owner: UInt32) {
+        let mine = state.withLock { state in
+            guard let entry = state.entries[name], entry.owner == owner, !entry.claimed else { return false }
+            state.entries[name] = nil
+            return true
+        }
+        if mine { unlink(path(of: name)) }
     }
 
     /// Frees a copy.
