@@ -18,14 +18,17 @@ import Glibc
 /// gets the control socket's group and mode, so exactly the users who may submit may hand over.
 final class UploadHandoffServer: Service, Sendable {
     let path: String
+    /// The control socket whose group and mode this socket follows.
+    let controlSocket: String
     private let fd: Int32
     private let spool: Spool
     private let logger: Logger
     /// How long a client may take to send its descriptor or read the answer.
     static let clientTimeoutSeconds = 30
 
-    private init(path: String, fd: Int32, spool: Spool, logger: Logger) {
+    private init(path: String, controlSocket: String, fd: Int32, spool: Spool, logger: Logger) {
         self.path = path
+        self.controlSocket = controlSocket
         self.fd = fd
         self.spool = spool
         self.logger = logger
@@ -76,17 +79,33 @@ final class UploadHandoffServer: Service, Sendable {
             unlink(path)
             return unavailable(why)
         }
-        return UploadHandoffServer(path: path, fd: fd, spool: spool, logger: logger)
+        return UploadHandoffServer(path: path, controlSocket: controlSocket, fd: fd, spool: spool, logger: logger)
     }
 
     func run() async throws {
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "transferd.upload-handoff"
         thread.start()
-        try? await gracefulShutdown()
+        // A reload (socket_mode, socket_group) or an administrator may change the control
+        // socket's group or mode: this socket follows within seconds.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                self.followControlSocket()
+                try await Task.sleep(for: .seconds(2))
+            }
+        }
         // Wakes the thread blocked in accept(2): it ends its loop.
         shutdown(fd, Int32(SHUT_RDWR))
         unlink(path)
+    }
+
+    /// Gives this socket the control socket's group and mode when they differ.
+    private func followControlSocket() {
+        var control = stat()
+        var mine = stat()
+        guard stat(controlSocket, &control) == 0, lstat(path, &mine) == 0 else { return }
+        if mine.st_gid != control.st_gid { chown(path, uid_t.max, control.st_gid) }
+        if mine.st_mode & 0o777 != control.st_mode & 0o777 { chmod(path, control.st_mode & 0o777) }
     }
 
     private func acceptLoop() {

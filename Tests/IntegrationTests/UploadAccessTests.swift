@@ -19,6 +19,11 @@ struct UploadAccessTests {
         try writeContent(TestContent(seed: 80, size: 1 << 20), to: secret)
         chmod(secret, 0o600)
 
+        // The upload socket follows the control socket's group (given to the user after the start).
+        try await waitUntil("the upload socket to follow the control socket's group") {
+            var info = stat()
+            return stat(daemon.socketPath + ".upload", &info) == 0 && info.st_gid == user.gid
+        }
         // Root's own upload holds a spool copy while it waits.
         let roots = try await daemon.uploadJob(secret, to: server.url("/later"))
         try await waitUntil("root's upload to wait") { try daemon.job(roots.id).state == .waiting }
