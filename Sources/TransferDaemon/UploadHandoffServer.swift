@@ -25,6 +25,10 @@ final class UploadHandoffServer: Service, Sendable {
     private let logger: Logger
     /// How long a client may take to send its descriptor or read the answer.
     static let clientTimeoutSeconds = 30
+    /// Hand-offs served at once; more wait in the listen backlog, so that clients which connect
+    /// and say nothing cannot tie up the threads the rest of the daemon needs.
+    static let concurrentHandoffs = 8
+    private let slots = DispatchSemaphore(value: UploadHandoffServer.concurrentHandoffs)
 
     private init(path: String, controlSocket: String, fd: Int32, spool: Spool, logger: Logger) {
         self.path = path
@@ -110,8 +114,10 @@ final class UploadHandoffServer: Service, Sendable {
 
     private func acceptLoop() {
         while true {
+            slots.wait()
             let client = cdescriptorpassing_accept(fd)
             if client < 0 {
+                slots.signal()
                 switch errno {
                 case EINTR, ECONNABORTED: continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
@@ -120,7 +126,10 @@ final class UploadHandoffServer: Service, Sendable {
                 default: return
                 }
             }
-            DispatchQueue.global().async { self.serve(client) }
+            DispatchQueue.global().async {
+                defer { self.slots.signal() }
+                self.serve(client)
+            }
         }
     }
 
