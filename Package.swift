@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "COpenat2"),
         // malloc_trim(3), and FoundationNetworking's URL host check made to accept IPv6 literals.
         .target(name: "CLinuxShims"),
+        // sendmsg/recvmsg with SCM_RIGHTS: transferctl hands an upload's open file to the daemon.
+        .target(name: "CDescriptorPassing"),
         .target(
             name: "TransferCore",
             dependencies: [
@@ -62,6 +64,7 @@ let package = Package(
                 "TransferCore",
                 "TransferFraming",
                 "CSystemd",
+                "CDescriptorPassing",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -91,6 +94,7 @@ let package = Package(
             name: "transferctl",
             dependencies: [
                 "TransferProtocol",
+                "CDescriptorPassing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -165,6 +169,6 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system && !["COpenat2", "CLinuxShims"].contains(target.name) {
+for target in package.targets where target.type != .system && !["COpenat2", "CLinuxShims", "CDescriptorPassing"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

@@ -62,6 +62,7 @@ actor ConfigurationReloader {
         logLevel.set(applied.logLevelValue)
         await manager.reconfigure(applied.core)
         manager.hub.budget.setLimits(perUser: applied.subscriberQueueBytesPerUser, total: applied.subscriberQueueBytesTotal)
+        manager.spool?.setQuota(applied.spoolQuota)
         if applied.socketMode != old.socketMode { server?.apply(mode: applied.socketModeValue) }
         if applied.socketGroup != old.socketGroup, let gid = applied.socketGroupID {
             server?.apply(group: gid, named: applied.socketGroup)

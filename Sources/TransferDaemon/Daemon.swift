@@ -60,6 +60,7 @@ package enum Daemon {
         let manager: TransferManager
         let server: ControlServer
         let metricsListener: MetricsListener?
+        let handoff: UploadHandoffServer?
         let reloader: ConfigurationReloader
         do {
             let passedSocket = try SocketActivation.listeningSocket()
@@ -74,9 +75,10 @@ package enum Daemon {
                 engineConfiguration.writeDelayMicroseconds = delay
             }
             engine = TransferEngine(configuration: engineConfiguration, hosts: hosts, logger: logger)
+            let spool = try Spool(directory: state.path + "/spool", quota: configuration.spoolQuota)
             manager = try TransferManager(
                 journal: journal, engine: engine, configuration: configuration.core, logger: logger,
-                hookSelector: HookRunner.selector(live))
+                hookSelector: HookRunner.selector(live), spool: spool)
             manager.hub.budget.setLimits(perUser: configuration.subscriberQueueBytesPerUser, total: configuration.subscriberQueueBytesTotal)
             reloader = ConfigurationReloader(
                 load: { try await load().0 }, configuration: live, logLevel: level, manager: manager, hosts: hosts,
@@ -91,6 +93,8 @@ package enum Daemon {
                 server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
             }
             metricsListener = try await MetricsListener.bind(configuration.metricsListen, manager: manager)
+            handoff = UploadHandoffServer.bind(
+                controlSocket: server.path, spool: spool, configuration: live, logger: logger)
         } catch {
             Self.die("transferd: \(error)")
         }
@@ -125,7 +129,7 @@ package enum Daemon {
                         service: WatchdogService(
                             interval: SystemdNotifier.watchdogInterval(), health: HealthCheck(manager: manager, journal: journal),
                             logger: logger)),
-                ] + (metricsListener.map { [.init(service: $0)] } ?? []),
+                ] + (metricsListener.map { [.init(service: $0)] } ?? []) + (handoff.map { [.init(service: $0)] } ?? []),
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()

@@ -43,6 +43,9 @@ extension DaemonConfiguration {
         applied.maxJsonDepth = new.maxJsonDepth
         // Read at each submit and each transfer start; running transfers keep the directory they opened.
         applied.allowedRoots = new.allowedRoots
+        // Read at each hand-off of a file to upload.
+        applied.uploadSpoolBytesPerUser = new.uploadSpoolBytesPerUser
+        applied.uploadSpoolBytesTotal = new.uploadSpoolBytesTotal
         return applied
     }
 

@@ -48,6 +48,11 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var allowedRoots = AllowedRoots(systemAllowedRoots)
     /// `HOST:PORT` to serve `GET /metrics` on; empty: no listener.
     package var metricsListen = ""
+    /// Bytes of files to upload the spool holds for one user, and for everyone.
+    package var uploadSpoolBytesPerUser = 8 << 30
+    package var uploadSpoolBytesTotal = 32 << 30
+    /// Bytes of an upload's response body kept in the job.
+    package var uploadResponseBodyBytes = 64 << 10
 
     /// The defaults.
     package init() {}
@@ -66,6 +71,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "max_request_bytes", "max_connections_per_user", "max_jobs_per_user", "max_json_depth",
         "allowed_hosts", "denied_hosts", "local_addresses", "socket_group", "metrics_listen",
         "subscriber_queue_bytes_per_user", "subscriber_queue_bytes_total", "control_idle_timeout_seconds", "root_reserved_connections",
+        "upload_spool_bytes_per_user", "upload_spool_bytes_total", "upload_response_body_bytes",
     ]
 
     var core: CoreConfiguration {
@@ -91,7 +97,12 @@ package struct DaemonConfiguration: Sendable, Equatable {
         engine.idleTimeout = TimeInterval(idleTimeoutSeconds)
         engine.maxRedirects = maxRedirects
         engine.maximumConnectionsPerHost = max(6, maxConcurrentTransfers)
+        engine.uploadResponseBodyBytes = uploadResponseBodyBytes
         return engine
+    }
+
+    var spoolQuota: Spool.Quota {
+        Spool.Quota(perUser: Int64(uploadSpoolBytesPerUser), total: Int64(uploadSpoolBytesTotal), diskReserve: Int64(diskReserveBytes))
     }
 
     var logLevelValue: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
@@ -257,6 +268,9 @@ extension DaemonConfiguration {
         config.controlIdleTimeoutSeconds = try int("control_idle_timeout_seconds", config.controlIdleTimeoutSeconds, 1...86400)
         config.rootReservedConnections = try int("root_reserved_connections", config.rootReservedConnections, 0...1024)
         config.hooks = hooks
+        config.uploadSpoolBytesPerUser = try int("upload_spool_bytes_per_user", config.uploadSpoolBytesPerUser, 0...(1 << 50))
+        config.uploadSpoolBytesTotal = try int("upload_spool_bytes_total", config.uploadSpoolBytesTotal, 0...(1 << 50))
+        config.uploadResponseBodyBytes = try int("upload_response_body_bytes", config.uploadResponseBodyBytes, 0...(16 << 20))
         config.maxRequestBytes = try int("max_request_bytes", config.maxRequestBytes, 1024...(64 << 20))
         config.maxConnectionsPerUser = try int("max_connections_per_user", config.maxConnectionsPerUser, 1...65536)
         config.maxJobsPerUser = try int("max_jobs_per_user", config.maxJobsPerUser, 1...10_000_000)

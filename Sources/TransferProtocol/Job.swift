@@ -86,6 +86,16 @@ public struct Job: Codable, Hashable, Sendable {
     public var owner: UInt32
     /// The client session the job was submitted under, if any.
     public var session: String?
+    /// `download` or `upload` (absent from daemons that only download).
+    public var kind: JobKind?
+    /// Uploads: the file as the submitter named it.
+    public var source: String?
+    /// Uploads: the HTTP method.
+    public var method: String?
+    /// Uploads: bytes sent in the current attempt (a plain upload starts again from 0 on a retry).
+    public var bytesSent: Int64?
+    /// Uploads, once completed: the server's answer.
+    public var response: UploadResponse?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

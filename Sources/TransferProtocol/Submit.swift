@@ -1,12 +1,12 @@
-/// `submit`: accept a download. Answered only once the job is durable.
+/// `submit`: accept a download or an upload. Answered only once the job is durable.
 public enum Submit: RPCMethod {
     public static let name = "submit"
 
     public struct Params: Codable, Hashable, Sendable {
         /// An absolute `http` or `https` URL.
         public var url: String
-        /// An absolute path of the file to create.
-        public var destination: String
+        /// An absolute path of the file to create (downloads only).
+        public var destination: String?
         /// Request headers, by name.
         public var headers: [String: String]?
         /// Replace an existing destination file.
@@ -28,12 +28,29 @@ public enum Submit: RPCMethod {
         /// When a job with this `id` has ended: start a new job under the id, forgetting the old one
         /// (without it, such a submit is refused with `job_exists`).
         public var replace: Bool?
+        /// `download` (the default) or `upload`.
+        public var kind: String?
+        /// Uploads: the file to send. With `spool` it only names the file; without, the daemon
+        /// opens it itself, which only its own user may ask for.
+        public var source: String?
+        /// Uploads: the spool name the upload socket answered for a handed-off descriptor.
+        public var spool: String?
+        /// Uploads: `PUT` (the default), `POST` or `PATCH`.
+        public var method: String?
+        /// Uploads: the `Content-Type` to send.
+        public var contentType: String?
 
         public init(
-            url: String, destination: String, headers: [String: String]? = nil,
+            url: String, destination: String?, headers: [String: String]? = nil,
             overwrite: Bool? = nil, id: String? = nil, sha256: String? = nil, size: Int64? = nil,
-            retry: RetryLimits? = nil, session: String? = nil, createDirectories: Bool? = nil
+            retry: RetryLimits? = nil, session: String? = nil, createDirectories: Bool? = nil,
+            kind: String? = nil, source: String? = nil, spool: String? = nil, method: String? = nil, contentType: String? = nil
         ) {
+            self.kind = kind
+            self.source = source
+            self.spool = spool
+            self.method = method
+            self.contentType = contentType
             self.createDirectories = createDirectories
             self.url = url
             self.destination = destination

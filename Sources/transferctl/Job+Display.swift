@@ -3,18 +3,24 @@ import TransferProtocol
 
 /// A job's numbers as people read them, shared by the table, the detail view and `--wait`.
 extension Job {
+    /// Bytes received for a download, bytes sent for an upload.
+    var transferredBytes: Int64 { bytesSent ?? bytesReceived }
+
+    /// Where the bytes go: the destination of a download, the URL of an upload.
+    var target: String { kind == .upload ? "\(source ?? "-") -> \(url)" : destination }
+
     /// Percent done with one decimal (`33.3%`), rounded down; `-` while the total is unknown.
     var percentText: String {
         guard let total = totalBytes, total >= 0 else { return "-" }
         if total == 0 { return state == .completed ? "100.0%" : "0.0%" }
-        let fraction = min(max(Double(bytesReceived) / Double(total), 0), 1)
+        let fraction = min(max(Double(transferredBytes) / Double(total), 0), 1)
         let tenths = Int((fraction * 1000).rounded(.down))
         return "\(tenths / 10).\(tenths % 10)%"
     }
 
     /// `received/total` in human units, or just what was received while the total is unknown.
     var sizeText: String {
-        let received = ByteCountFormatting.string(bytesReceived)
+        let received = ByteCountFormatting.string(transferredBytes)
         guard let total = totalBytes else { return received }
         return received + "/" + ByteCountFormatting.string(total)
     }
@@ -28,7 +34,7 @@ extension Job {
     /// Seconds until done at the current rate, when running with a known total and rate.
     var secondsRemaining: Int64? {
         guard state == .running, let total = totalBytes, let rate = bytesPerSecond, rate > 0 else { return nil }
-        let remaining = max(0, total - bytesReceived)
+        let remaining = max(0, total - transferredBytes)
         return remaining / rate + (remaining % rate == 0 ? 0 : 1)
     }
 

@@ -11,8 +11,16 @@ struct JobDetail {
             ("id", TerminalText.printable(job.id)),
             ("state", job.state.rawValue),
             ("url", TerminalText.printable(job.url)),
-            ("destination", TerminalText.printable(job.destination)),
-            ("received", receivedText),
+        ]
+        if job.kind == .upload {
+            fields += [
+                ("kind", "upload"), ("source", TerminalText.printable(job.source ?? "-")), ("method", job.method ?? "PUT"),
+                ("sent", receivedText),
+            ]
+        } else {
+            fields += [("destination", TerminalText.printable(job.destination)), ("received", receivedText)]
+        }
+        fields += [
             ("total", job.totalBytes.map(Self.bytesText) ?? "unknown"),
             ("rate", job.rateText),
         ]
@@ -31,6 +39,7 @@ struct JobDetail {
             ("started", job.startedAt.map(Self.timestamp) ?? "-"),
             ("finished", job.finishedAt.map(Self.timestamp) ?? "-"),
         ]
+        if let response = job.response { fields += Self.responseFields(response) }
         if let error = job.error { fields.append((job.state == .waiting ? "last error" : "error", Self.errorText(error))) }
 
         let width = (fields.map { $0.0.count }.max() ?? 0) + 1
@@ -42,7 +51,7 @@ struct JobDetail {
     }
 
     private var receivedText: String {
-        let bytes = Self.bytesText(job.bytesReceived)
+        let bytes = Self.bytesText(job.transferredBytes)
         return job.totalBytes == nil ? bytes : "\(bytes), \(job.percentText)"
     }
 
@@ -56,6 +65,19 @@ struct JobDetail {
     private static func timestamp(_ date: Date) -> String {
         date.formatted(
             Date.ISO8601FormatStyle(dateTimeSeparator: .space, timeZoneSeparator: .colon, timeZone: .current))
+    }
+
+    /// The server's answer to a completed upload.
+    private static func responseFields(_ response: UploadResponse) -> [(String, String)] {
+        var fields = [("response", String(response.status))]
+        if let location = response.location { fields.append(("location", TerminalText.printable(location))) }
+        if let etag = response.etag { fields.append(("etag", TerminalText.printable(etag))) }
+        if let type = response.contentType { fields.append(("content type", TerminalText.printable(type))) }
+        if let body = response.body {
+            let shown = response.bodyEncoding == "base64" ? "(base64) " + body : body
+            fields.append(("body", TerminalText.printable(String(shown.prefix(2000))) + (response.bodyTruncated == true ? " (truncated)" : "")))
+        }
+        return fields
     }
 
     private static func errorText(_ error: JobError) -> String {

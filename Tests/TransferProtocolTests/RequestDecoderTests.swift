@@ -59,7 +59,7 @@ struct RequestDecoderTests {
             try self.decoder.decode(Data((#"{"jsonrpc":"2.0","id":1,"method":"submit","params":"# + params + "}").utf8))
         }
         let cases: [(String, String)] = [
-            (#"{"url":"http://h/x"}"#, "missing parameter 'destination'"),
+            (#"{"destination":"/tmp/x"}"#, "missing parameter 'url'"),
             (#"{"url":42,"destination":"/tmp/x"}"#, "parameter 'url' must be a string"),
             (#"{"url":"http://h/x","destination":"/tmp/x","overwrite":"yes"}"#, "parameter 'overwrite' must be true or false"),
             (#"{"url":"http://h/x","destination":"/tmp/x","retry":{"max_attempts":"x"}}"#, "parameter 'retry.max_attempts' must be an integer"),

@@ -12,6 +12,8 @@ final class HTTPRequestHandler: ChannelInboundHandler {
     private let chunkSize: Int
     private var requestHead: HTTPRequestHead?
     private var active = true
+    /// The upload being received, when the request is one.
+    private var upload: UploadReceiver?
 
     init(state: ServerState, chunkSize: Int) {
         self.state = state
@@ -21,10 +23,26 @@ final class HTTPRequestHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            if let receiver = state.uploads.begin(head) {
+                upload = receiver
+                requestHead = head
+                return
+            }
             requestHead = head
-        case .body:
-            break
+        case .body(let buffer):
+            if let upload, !upload.receive(buffer) {
+                self.upload = nil
+                requestHead = nil
+                active = false
+                context.close(promise: nil)
+            }
         case .end:
+            if let upload, let head = requestHead {
+                self.upload = nil
+                requestHead = nil
+                if let answer = upload.finish() { answerUpload(answer, request: head, context: context) }
+                return
+            }
             guard let head = requestHead else { return }
             requestHead = nil
             respond(to: head, context: context)
@@ -117,6 +135,18 @@ final class HTTPRequestHandler: ChannelInboundHandler {
                 context.close(promise: nil)
             }
         }
+    }
+
+    private func answerUpload(_ answer: (status: Int, headers: HTTPHeaders, body: String), request: HTTPRequestHead, context: ChannelHandlerContext) {
+        var head = HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: answer.status), headers: answer.headers)
+        head.headers.replaceOrAdd(name: "Content-Length", value: String(answer.body.utf8.count))
+        let keepAlive = request.isKeepAlive && answer.status < 400
+        if !keepAlive { head.headers.replaceOrAdd(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        var buffer = context.channel.allocator.buffer(capacity: answer.body.utf8.count)
+        buffer.writeString(answer.body)
+        context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        finish(context: context, keepAlive: keepAlive)
     }
 
     private func finish(context: ChannelHandlerContext, keepAlive: Bool) {

@@ -25,6 +25,8 @@ final class ServerState: Sendable {
     }
 
     private let storage = Mutex(Storage())
+    /// The paths that take uploads, and what they received.
+    let uploads = UploadPaths()
 
     /// Seconds since 1970 of the Last-Modified of original content; a replacement is a day later.
     private static let baseModificationTime: Int64 = 1_700_000_000

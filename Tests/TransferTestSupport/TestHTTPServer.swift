@@ -15,7 +15,7 @@ public final class TestHTTPServer: Sendable {
     public let host: String
 
     private let channel: any Channel
-    private let state: ServerState
+    let state: ServerState
 
     private init(channel: any Channel, state: ServerState, host: String, port: Int) {
         self.channel = channel
@@ -112,6 +112,17 @@ public final class TestHTTPServer: Sendable {
     /// Every request received, oldest first.
     public func allRequests() -> [RecordedRequest] {
         state.requests(for: nil)
+    }
+
+    /// Takes PUT, POST and PATCH bodies at `path` (query ignored), counting and hashing what
+    /// arrives, treated as `behaviour` says. Other methods at `path` are served as before.
+    public func acceptUploads(_ path: String, behaviour: UploadBehaviour = .normal) {
+        state.uploads.register(path, behaviour: behaviour)
+    }
+
+    /// The uploads received at `path`, oldest first (dropped ones included).
+    public func uploads(for path: String) -> [ReceivedUpload] {
+        state.uploads.received(for: path)
     }
 
     /// Body bytes written to the socket for `path`, over all its responses.

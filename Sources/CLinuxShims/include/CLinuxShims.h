@@ -21,4 +21,8 @@ bool CFURLSessionCurlHostIsEqual(const char *url, const char *expectedHost);
 /// there is one (see crc32c.c).
 uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);
 
+/// copy_file_range(2) with explicit offsets (a reflink where the filesystem can), which Swift's
+/// Glibc module does not export.
+long long clinuxshims_copy_file_range(int in, long long *inOffset, int out, long long *outOffset, size_t length);
+
 #endif

@@ -23,6 +23,8 @@ public struct EngineConfiguration: Sendable {
     public var maxRedirects = 10
     /// How many connections to one host may be open at once.
     public var maximumConnectionsPerHost = 6
+    /// Bytes of an upload's response body kept in the job (`upload_response_body_bytes`).
+    public var uploadResponseBodyBytes = 64 << 10
     /// A delay added to every chunk written, to make the disk look slow in tests. Zero in production.
     public var writeDelayMicroseconds: UInt32 = 0
 
@@ -60,6 +62,8 @@ public struct TransferRequest: Sendable {
     /// Who the download is for; nil for the daemon's own user. Decides the access check at start
     /// and, when the daemon runs as root, who owns the file.
     public var owner: DownloadOwner?
+    /// For an upload: what to send and how; nil for a download.
+    public var upload: UploadPlan?
     /// Logs about this transfer: carries the job id (and the attempt number) as metadata, so each
     /// line joins the job's story (`TRANSFER_JOB_ID=` in the journal).
     public var logger: Logger
@@ -106,6 +110,8 @@ public enum EngineEvent: Sendable {
     case checkpoint(jobID: String, bytes: Int64, generation: Int)
     /// The file is at its destination, synced; `sha256` is its digest, lowercase hex.
     case completed(jobID: String, bytes: Int64, sha256: String)
+    /// An upload was answered with a 2xx after `bytes` were sent.
+    case uploaded(jobID: String, bytes: Int64, response: UploadResponse)
     /// The transfer failed for good; its partial file is gone.
     case failed(jobID: String, error: JobError)
     /// The attempt failed in a way worth retrying; the partial file is kept with `kept.bytes`
@@ -118,7 +124,7 @@ public enum EngineEvent: Sendable {
     public var jobID: String {
         switch self {
         case .responded(let id, _, _, _, _, _, _), .checkpoint(let id, _, _), .completed(let id, _, _),
-            .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _):
+            .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _), .uploaded(let id, _, _):
             return id
         }
     }

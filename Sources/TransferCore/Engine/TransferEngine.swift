@@ -19,6 +19,7 @@ import Glibc
 public final class TransferEngine: TransferDriving {
     private let session: URLSession
     private let runner: TransferRunner
+    private let uploads: UploadRunner
     private let monitor: LimitsMonitor
     /// The host rules every submit, attempt and redirect is checked against; the daemon replaces
     /// them on reload.
@@ -34,6 +35,8 @@ public final class TransferEngine: TransferDriving {
         let queues = EngineQueues()
         let runner = TransferRunner(configuration: configuration, hosts: hosts, queues: queues, logger: logger, events: continuation)
         self.runner = runner
+        let uploads = UploadRunner(configuration: configuration, hosts: hosts, queues: queues, events: continuation)
+        self.uploads = uploads
         monitor = LimitsMonitor(runner: runner)
         self.hosts = hosts
         let sessionConfiguration = URLSessionConfiguration.ephemeral
@@ -47,19 +50,24 @@ public final class TransferEngine: TransferDriving {
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         sessionConfiguration.timeoutIntervalForRequest = HTTPScheme.timeout(configuration.idleTimeout)
         sessionConfiguration.timeoutIntervalForResource = 7 * 24 * 3600
-        session = URLSession(configuration: sessionConfiguration, delegate: SessionDelegate(runner: runner), delegateQueue: queues.delegate)
+        session = URLSession(configuration: sessionConfiguration, delegate: SessionDelegate(runner: runner, uploads: uploads), delegateQueue: queues.delegate)
         runner.session = session
+        uploads.session = session
     }
 
     /// Starts a transfer; its outcome arrives as events.
     public func start(_ request: TransferRequest) {
+        if let plan = request.upload {
+            uploads.start(request, plan)
+            return
+        }
         runner.start(request)
     }
 
     /// Cancels a transfer and removes its partial file, unless it is already landing at its
     /// destination (it will complete) or has just ended.
     public func cancel(jobID: String) -> CancelOutcome {
-        runner.cancel(jobID: jobID)
+        uploads.cancel(jobID: jobID) ?? runner.cancel(jobID: jobID)
     }
 
     /// Drops what an interrupted transfer kept in memory for its next attempt (its job was
@@ -70,7 +78,11 @@ public final class TransferEngine: TransferDriving {
 
     /// Stops every transfer, syncing each partial file, and returns how far each got.
     public func stopAll() async -> [String: StoppedTransfer] {
-        await runner.stopAll()
+        // A stopped upload keeps nothing: it is sent again from byte 0 after the restart.
+        async let uploadsStopped: Void = uploads.stopAll()
+        let stopped = await runner.stopAll()
+        await uploadsStopped
+        return stopped
     }
 
     /// Ends `events` after what was already reported; call once transfers are stopped.
@@ -80,7 +92,7 @@ public final class TransferEngine: TransferDriving {
 
     /// Live progress of a running transfer.
     public func progress(jobID: String) -> TransferProgress? {
-        runner.progress(jobID: jobID)
+        uploads.progress(jobID: jobID) ?? runner.progress(jobID: jobID)
     }
 
     deinit {

@@ -24,13 +24,16 @@ enum DestinationChecks {
                 let problems = batch.map { params -> CoreError? in
                     do throws(CoreError) {
                         try checkParameters(params)
+                        guard let destination = params.destination else {
+                            throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
+                        }
                         if params.createDirectories == true {
-                            try DirectoryCreator.createDirectories(of: params.destination, roots: roots, owner: owner)
+                            try DirectoryCreator.createDirectories(of: destination, roots: roots, owner: owner)
                         }
                         try SubmitValidator.validateDestination(
-                            params.destination, overwrite: params.overwrite ?? false, roots: roots, access: access, opened: &opened)
+                            destination, overwrite: params.overwrite ?? false, roots: roots, access: access, opened: &opened)
                         if let size = params.size {
-                            try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: reserve)
+                            try SubmitValidator.validateSpace(for: size, destination: destination, reserve: reserve)
                         }
                         return nil
                     } catch {

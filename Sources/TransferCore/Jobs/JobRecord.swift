@@ -59,6 +59,17 @@ public struct JobRecord: Codable, Sendable, Equatable {
 
     /// Where the job's time limit (`retry.max_time_seconds`) counts from.
     public var limitsStart: Date { restartedAt ?? createdAt }
+    /// Nil for a download (journals from before uploads hold none).
+    public var kind: JobKind?
+    /// Uploads: what the submitter named the file (for display), the spool name of its copy,
+    /// the method, the Content-Type, and the server's answer once completed.
+    public var source: String?
+    public var spool: String?
+    public var method: String?
+    public var contentType: String?
+    public var response: UploadResponse?
+
+    public var isUpload: Bool { kind == .upload }
 
     /// The journal key of this job.
     public var journalKey: String { Self.journalKey(id) }
@@ -66,7 +77,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public static func journalKey(_ id: String) -> String { "job/" + id }
 
     /// The partial file beside the destination that receives the bytes until the job lands.
-    public var partialPath: String { PartialPath.for(destination: destination, jobID: id) }
+    public var partialPath: String { isUpload ? "" : PartialPath.for(destination: destination, jobID: id) }
 
     /// The job as a client sees it, with live progress when the engine has it.
     public func wireJob(liveBytes: Int64? = nil, bytesPerSecond: Int64? = nil) -> Job {
@@ -78,6 +89,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             attempts: attempts, error: error, nextAttemptAt: state == .waiting ? nextAttemptAt : nil,
             expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalUrl,
             overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
+            .withKind(of: self, liveBytes: liveBytes)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -91,7 +103,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
 
     /// Whether `params` asks for the same transfer as this job (for idempotent resubmission).
     func matches(_ params: Submit.Params) -> Bool {
-        url == params.url && destination == params.destination
+        guard matchesUpload(params) else { return false }
+        return url == params.url && destination == (params.destination ?? "")
             && headers == (params.headers ?? [:]) && overwrite == (params.overwrite ?? false)
             && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session

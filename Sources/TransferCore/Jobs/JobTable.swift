@@ -46,7 +46,7 @@ struct JobTable {
                 insertFinished(id, FinishedJob(job))
             } else {
                 unfinished[id] = job
-                writers[job.destination] = id
+                if !job.isUpload { writers[job.destination] = id }
                 unfinishedPerOwner[job.owner, default: 0] += 1
             }
         }
@@ -67,7 +67,7 @@ struct JobTable {
 
     private mutating func remove(_ id: String) {
         if let old = unfinished.removeValue(forKey: id) {
-            if writers[old.destination] == id { writers[old.destination] = nil }
+            if !old.isUpload, writers[old.destination] == id { writers[old.destination] = nil }
             let left = (unfinishedPerOwner[old.owner] ?? 1) - 1
             unfinishedPerOwner[old.owner] = left > 0 ? left : nil
         } else if let old = finished.removeValue(forKey: id) {

@@ -58,6 +58,10 @@ extension TransferManager {
             save(job)
             enqueue(event)
             logger(forJob: job.id).info("job completed: the file landed", metadata: ["destination": "\(job.destination)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
+        case .uploaded(_, let bytes, let response):
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            uploadCompleted(job, bytes: bytes, response: response)
         case .failed(_, let error):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
@@ -138,6 +142,7 @@ extension TransferManager {
     /// Records that a job failed for good.
     func markFailed(_ record: JobRecord, _ error: JobError) {
         var job = record
+        releaseSpool(of: job)
         job.state = .failed
         job.finishedAt = Date()
         job.error = error

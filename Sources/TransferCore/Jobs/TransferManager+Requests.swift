@@ -40,7 +40,10 @@ extension TransferManager {
         }
         // Then the filesystem, off the actor (DestinationChecks); a submit naming a job that
         // exists is answered by that job, so its destination is not checked.
-        let toCheck = batch.indices.filter { urls[$0] != nil && (batch[$0].replace == true || !(batch[$0].id.map(jobs.contains) ?? false)) }
+        let toCheck = batch.indices.filter { index in
+            urls[index] != nil && (try? SubmitValidator.validateKind(batch[index])) == .download
+                && (batch[index].replace == true || !(batch[index].id.map(jobs.contains) ?? false))
+        }
         let problems = await DestinationChecks.check(
             toCheck.map { batch[$0] }, owner: DownloadOwner(uid: owner, gid: group), roots: configuration.allowedRoots,
             reserve: configuration.diskReserveBytes)
@@ -121,6 +124,7 @@ extension TransferManager {
     /// off the actor), the filesystem is checked here too, creating directories when asked.
     func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, destinationChecked: Bool) throws(CoreError) -> Admission {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
+        let isUpload = try SubmitValidator.validateKind(params) == .upload
         var replaced: JobRecord?
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -138,7 +142,7 @@ extension TransferManager {
                                 + "to start it again under this id, remove it first (transferctl remove \(id)), or choose another id")
                     }
                     replaced = existing
-                } else {
+                } else if !isUpload {
                     guard existing.matches(params) else {
                         throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
                     }
@@ -146,17 +150,26 @@ extension TransferManager {
                 }
             }
         }
+        if isUpload {
+            let admission = try admitUpload(
+                params, url: url, owner: owner, group: group, unfinished: jobs.unfinishedCount(of: owner), replacing: replaced != nil)
+            if case .new = admission, let replaced { forget([replaced]) }
+            return admission
+        }
+        guard let destination = params.destination else {
+            throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
+        }
         try DestinationChecks.checkParameters(params)
         let overwrite = params.overwrite ?? false
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         if !destinationChecked {
             let downloadOwner = DownloadOwner(uid: owner, gid: group)
             if params.createDirectories == true {
-                try DirectoryCreator.createDirectories(of: params.destination, roots: configuration.allowedRoots, owner: downloadOwner)
+                try DirectoryCreator.createDirectories(of: destination, roots: configuration.allowedRoots, owner: downloadOwner)
             }
-            try SubmitValidator.validateDestination(params.destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
+            try SubmitValidator.validateDestination(destination, overwrite: overwrite, roots: configuration.allowedRoots, owner: downloadOwner)
             if let size = params.size {
-                try SubmitValidator.validateSpace(for: size, destination: params.destination, reserve: configuration.diskReserveBytes)
+                try SubmitValidator.validateSpace(for: size, destination: destination, reserve: configuration.diskReserveBytes)
             }
         }
         let unfinished = jobs.unfinishedCount(of: owner)
@@ -166,17 +179,17 @@ extension TransferManager {
                 "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
                     + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
         }
-        if let busyID = jobs.writer(of: params.destination) {
+        if let busyID = jobs.writer(of: destination) {
             // Another user's job is never named: its id would let the caller follow someone else's work.
             let mine = jobs.summary(busyID)?.owner == owner
             let who = mine ? "job \(busyID) is" : "another user's job is"
             let fix = mine ? "wait for it or cancel it first" : "choose another destination"
-            throw CoreError(.destinationBusy, "\(who) already downloading to \(params.destination): \(fix)")
+            throw CoreError(.destinationBusy, "\(who) already downloading to \(destination): \(fix)")
         }
         if let replaced { forget([replaced]) }
         let id = params.id ?? newJobID()
         let job = JobRecord(
-            id: id, order: nextOrder, state: .queued, url: params.url, destination: params.destination,
+            id: id, order: nextOrder, state: .queued, url: params.url, destination: destination,
             headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
@@ -206,6 +219,7 @@ extension TransferManager {
             engine.forget(jobID: id)
             PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
         }
+        releaseSpool(of: job)
         job.state = .cancelled
         job.finishedAt = Date()
         let event = ended(&job)

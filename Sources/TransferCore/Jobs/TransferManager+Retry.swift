@@ -78,6 +78,10 @@ extension TransferManager {
         case .queued, .running, .waiting:
             throw CoreError(.jobNotFinished, "job \(id) is \(job.state.rawValue) already; only a failed or cancelled job can be retried")
         }
+        guard !job.isUpload else {
+            throw CoreError(
+                .jobFinished, "job \(id) is an upload, and its copy of the file was freed when it ended: upload the file again (transferctl upload)")
+        }
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; retry once it has restarted") }
         if let busy = jobs.writer(of: job.destination) {
             let mine = jobs.summary(busy)?.owner == job.owner

@@ -49,6 +49,8 @@ public actor TransferManager {
     let metrics = TransferMetrics()
     /// Per running job, the offset up to which its received bytes are counted in the metrics.
     var countedBytes: [String: Int64] = [:]
+    /// The copies of files to upload; nil where uploads are not offered (tests of downloads).
+    public nonisolated let spool: Spool?
 
     /// The journal key holding the reserved sequence numbers.
     static let sequenceKey = "meta/event-seq"
@@ -59,8 +61,9 @@ public actor TransferManager {
     /// again, ahead of the others, and resume from their last checkpoint.
     public init(
         journal: Journal, engine: any TransferDriving, configuration: CoreConfiguration, logger: Logger,
-        hookSelector: (@Sendable (Job) -> Bool)? = nil
+        hookSelector: (@Sendable (Job) -> Bool)? = nil, spool: Spool? = nil
     ) throws {
+        self.spool = spool
         self.journal = journal
         self.engine = engine
         self.configuration = configuration
@@ -152,6 +155,7 @@ public actor TransferManager {
             jobs[job.id] = job
             nextOrder = max(nextOrder, job.order + 1)
         }
+        Self.recoverSpool(spool, jobs: Array(jobs.unfinishedJobs), logger: logger)
         queue = requeued.map(\.id) + recovered.filter { $0.state == .queued && !refused.contains($0.id) }.map(\.id)
         if !requeued.isEmpty {
             logger.info("resuming interrupted transfers", metadata: ["count": "\(requeued.count)"])
@@ -191,7 +195,8 @@ public actor TransferManager {
             save(job)
             emit(.started, job)
             metrics.transfersStarted.increment()
-            countedBytes[id] = job.checkpointBytes
+            // Bytes an upload sends are not bytes received.
+            if !job.isUpload { countedBytes[id] = job.checkpointBytes }
             running.insert(id)
             generations[id] = 0
             let limits = configuration.retry.limits(for: job.retry)
@@ -199,7 +204,7 @@ public actor TransferManager {
             var transferLogger = logger(forJob: id)
             transferLogger[metadataKey: "attempt"] = "\(job.attempts)"
             transferLogger.info("attempt started", metadata: ["bytes": "\(job.checkpointBytes)"])
-            engine.start(
+            var request =
                 TransferRequest(
                     jobID: id, url: url, headers: job.headers, destination: job.destination,
                     partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
@@ -207,7 +212,9 @@ public actor TransferManager {
                     expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
                     deadline: job.limitsStart.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
                     allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
-                    logger: transferLogger))
+                    logger: transferLogger)
+            request.upload = uploadPlan(for: job)
+            engine.start(request)
         }
     }
 

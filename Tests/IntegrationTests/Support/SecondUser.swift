@@ -56,4 +56,15 @@ struct SecondUser: Sendable {
     func mayConnect(to daemon: TestDaemon) {
         chown(daemon.socketPath, 0, gid)
     }
+
+    /// Runs `command` with `/bin/sh -c` as this user; returns its exit status, stdout and stderr.
+    func shell(_ command: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let (uid, gid) = (uid, gid)
+        return try await offTheTestThreads {
+            let result = try runProcess(
+                "/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/bin/sh", "-c", command],
+                environment: ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"])
+            return (result.status, result.stdout, result.stderr)
+        }
+    }
 }

@@ -163,7 +163,7 @@ final class TestDaemon: @unchecked Sendable {
     /// Stops the daemon if running and removes the directory.
     func cleanUp() {
         kill9()
-        try? FileManager.default.removeItem(atPath: directory)
+        if ProcessInfo.processInfo.environment["KEEP_TEST_DIRS"] == nil { try? FileManager.default.removeItem(atPath: directory) }
     }
 }
 

@@ -1,0 +1,123 @@
+import Foundation
+import Logging
+import Metrics
+import TransferProtocol
+
+/// Uploads in the core: admitting one against its spool copy, the plan the engine sends, the
+/// end, and freeing the copy.
+extension TransferManager {
+    /// Checks an upload submit and claims its spool copy; returns the record to write, or the
+    /// existing job its id names (the new copy is then freed).
+    /// `replacing`: the job its id names has ended and is being replaced (checked by `admit`).
+    func admitUpload(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, replacing: Bool) throws(CoreError) -> Admission {
+        guard let spool else {
+            throw CoreError(.invalidParameter("kind"), "this transferd takes no uploads (it has no spool)")
+        }
+        guard let name = params.spool else {
+            throw CoreError(
+                .invalidParameter("source"),
+                "an upload needs its file handed over: transferctl upload FILE URL does it (it passes the open file to the daemon); "
+                    + "over the socket, only the daemon's own user may name a source path instead")
+        }
+        if let id = params.id, !replacing {
+            try SubmitValidator.validateID(id)
+            if let existing = jobs[id] {
+                guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
+                    throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                }
+                // The repeated hand-off's copy is not needed: freed if it is the caller's and unclaimed.
+                if existing.spool != name { spool.discard(name, owner: owner) }
+                return .existing(existing)
+            }
+        }
+        let method = try SubmitValidator.validateMethod(params.method)
+        try SubmitValidator.validateContentType(params.contentType)
+        try SubmitValidator.validateHeaders(params.headers ?? [:])
+        if let contentType = params.contentType, (params.headers ?? [:]).keys.contains(where: { $0.lowercased() == "content-type" }) {
+            throw CoreError(.invalidHeader, "give the Content-Type once: as content_type (\(contentType.prefix(40))) or as a header, not both")
+        }
+        let sha256 = try SubmitValidator.validateSHA256(params.sha256)
+        if let session = params.session { try SubmitValidator.validateSession(session) }
+        try SubmitValidator.validateRetryLimits(params.retry)
+        guard unfinished < configuration.maxJobsPerUser else {
+            throw CoreError(
+                .limitReached("max_jobs_per_user"),
+                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
+                    + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
+        }
+        let entry = try spool.claim(name, owner: owner)
+        if let sha256, sha256 != entry.sha256 {
+            spool.release(name)
+            throw CoreError(
+                .invalidParameter("sha256"),
+                "\(params.source ?? "the file") has SHA-256 \(entry.sha256), not the expected \(sha256): nothing was accepted; check the file")
+        }
+        let id = params.id ?? newJobID()
+        var job = JobRecord(
+            id: id, order: nextOrder, state: .queued, url: params.url, destination: "",
+            headers: params.headers ?? [:], overwrite: false, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
+            createdAt: Date(), attempts: 0, checkpointBytes: 0, totalBytes: entry.size, expectedSha256: sha256,
+            retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
+        job.kind = .upload
+        job.source = params.source
+        job.spool = name
+        job.method = method.rawValue
+        job.contentType = params.contentType
+        job.sha256 = entry.sha256
+        nextOrder += 1
+        return .new(job, url)
+    }
+
+    /// What the engine sends for `job`; nil for a download.
+    func uploadPlan(for job: JobRecord) -> UploadPlan? {
+        guard job.isUpload, let spool, let path = job.spoolPath(in: spool) else { return nil }
+        return UploadPlan(
+            spoolPath: path, method: job.method ?? UploadMethod.put.rawValue, contentType: job.contentType,
+            size: job.totalBytes ?? 0, sha256: Self.bytes(ofHex: job.sha256 ?? ""))
+    }
+
+    /// Records a 2xx answer: the job completes with it, and its copy is freed.
+    func uploadCompleted(_ record: JobRecord, bytes: Int64, response: UploadResponse) {
+        var job = record
+        metrics.transfersCompleted.increment()
+        job.state = .completed
+        job.finishedAt = Date()
+        job.checkpointBytes = bytes
+        job.error = nil
+        job.response = response
+        releaseSpool(of: job)
+        let event = ended(&job)
+        save(job)
+        enqueue(event)
+        logger(forJob: job.id).info(
+            "job completed: the server accepted the upload", metadata: ["status": "\(response.status)", "bytes": "\(bytes)"])
+    }
+
+    /// Frees an upload's spool copy (its job ended or was cancelled).
+    func releaseSpool(of job: JobRecord) {
+        guard job.isUpload, let name = job.spool else { return }
+        spool?.release(name)
+    }
+
+    /// At start-up: keeps the copies of unfinished uploads and removes every other spool file.
+    static func recoverSpool(_ spool: Spool?, jobs: [JobRecord], logger: Logger) {
+        guard let spool else { return }
+        let held = jobs.filter { $0.isUpload && !$0.state.isTerminal }.compactMap { job in
+            job.spool.map { (name: $0, owner: job.owner, size: job.totalBytes ?? 0, sha256: job.sha256 ?? "") }
+        }
+        let removed = spool.recover(holding: held)
+        if !removed.isEmpty {
+            logger.info("removed spool files no unfinished upload holds", metadata: ["count": "\(removed.count)"])
+        }
+    }
+
+    static func bytes(ofHex hex: String) -> Data {
+        var data = Data()
+        var iterator = hex.utf8.makeIterator()
+        while let high = iterator.next(), let low = iterator.next() {
+            guard let byte = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return Data() }
+            data.append(byte)
+        }
+        return data
+    }
+}

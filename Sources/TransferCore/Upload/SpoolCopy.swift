@@ -1,0 +1,93 @@
+import CLinuxShims
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Copies an open file into a new spool file and digests the copy. Pure I/O, no bookkeeping.
+enum SpoolCopy {
+    /// Why a copy failed: a message naming `source` (as the submitter named it) and the fix.
+    struct Failure: Error {
+        var message: String
+        /// Whether the spool's disk failed (rather than the source).
+        var spoolSide: Bool
+    }
+
+    /// Copies the first `size` bytes of `source` to `target` with `copy_file_range` (a reflink
+    /// where the filesystem shares extents; the kernel copies otherwise), falling back to
+    /// `pread`/`write` across filesystems that refuse it. Fails if the source is shorter.
+    static func copy(from source: Int32, named name: String, size: Int64, to target: Int32, path: String) throws(Failure) {
+        var inOffset: Int64 = 0
+        var outOffset: Int64 = 0
+        while inOffset < size {
+            let chunk = Int(min(size - inOffset, 1 << 30))
+            let copied = clinuxshims_copy_file_range(source, &inOffset, target, &outOffset, chunk)
+            if copied > 0 { continue }
+            if copied == 0 { throw Failure(message: changed(name), spoolSide: false) }
+            switch errno {
+            case EINTR:
+                continue
+            case EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, ETXTBSY:
+                try fallback(from: source, named: name, size: size, offset: inOffset, to: target, path: path)
+                return
+            case EBADF:
+                throw Failure(message: "\(name) was not opened for reading: open it read-only and pass it again", spoolSide: false)
+            case EIO:
+                throw Failure(message: "cannot read \(name): input/output error; check the disk it is on", spoolSide: false)
+            default:
+                throw Failure(message: "cannot copy \(name) into the spool (\(path)): \(String(cString: strerror(errno)))", spoolSide: true)
+            }
+        }
+    }
+
+    private static func fallback(from source: Int32, named name: String, size: Int64, offset start: Int64, to target: Int32, path: String) throws(Failure) {
+        let bufferSize = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = start
+        while offset < size {
+            let n = pread(source, buffer.baseAddress, Int(min(Int64(bufferSize), size - offset)), off_t(offset))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(message: "cannot read \(name): \(String(cString: strerror(errno)))", spoolSide: false)
+            }
+            if n == 0 { throw Failure(message: changed(name), spoolSide: false) }
+            do throws(FileIOError) {
+                let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: n)
+                var written = 0
+                while written < n {
+                    let w = pwrite(target, bytes.baseAddress.map { $0 + written }, n - written, off_t(offset) + off_t(written))
+                    if w < 0 {
+                        if errno == EINTR { continue }
+                        throw FileIOError("write", path)
+                    }
+                    written += w
+                }
+            } catch {
+                throw Failure(message: "cannot write the spool copy of \(name): \(error)", spoolSide: true)
+            }
+            offset += Int64(n)
+        }
+    }
+
+    private static func changed(_ name: String) -> String {
+        "\(name) became shorter while it was copied: submit it again once nothing writes to it"
+    }
+
+    /// The SHA-256 of the first `size` bytes of `fd` (the fresh copy, still in the page cache).
+    static func sha256(of fd: Int32, size: Int64, path: String) throws(Failure) -> SHA256.Digest {
+        var digest = SHA256()
+        let bufferSize = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < size {
+            let n = pread(fd, buffer.baseAddress, Int(min(Int64(bufferSize), size - offset)), off_t(offset))
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw Failure(message: "cannot read the spool copy \(path) back: \(String(cString: strerror(errno)))", spoolSide: true) }
+            digest.update(bufferPointer: UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
+            offset += Int64(n)
+        }
+        return digest.finalize()
+    }
+}

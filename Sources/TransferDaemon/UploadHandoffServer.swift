@@ -1,0 +1,169 @@
+import CDescriptorPassing
+import Dispatch
+import Foundation
+import Logging
+import ServiceLifecycle
+import TransferCore
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The upload socket beside the control socket (`<control socket>.upload`): takes a file a
+/// client opened with its own rights, passed as a descriptor (`SCM_RIGHTS`), copies it into the
+/// spool and answers one JSON line with the copy's name, which the client then submits.
+///
+/// Apart from the control socket because SwiftNIO reads stream sockets with `read(2)`, which
+/// drops passed descriptors: this socket is served with `recvmsg(2)` by a thread of its own. It
+/// gets the control socket's group and mode, so exactly the users who may submit may hand over.
+final class UploadHandoffServer: Service, Sendable {
+    let path: String
+    /// The control socket whose group and mode this socket follows.
+    let controlSocket: String
+    private let fd: Int32
+    private let spool: Spool
+    private let logger: Logger
+    /// How long a client may take to send its descriptor or read the answer.
+    static let clientTimeoutSeconds = 30
+    /// Hand-offs served at once; more wait in the listen backlog, so that clients which connect
+    /// and say nothing cannot tie up the threads the rest of the daemon needs.
+    static let concurrentHandoffs = 8
+    private let slots = DispatchSemaphore(value: UploadHandoffServer.concurrentHandoffs)
+
+    private init(path: String, controlSocket: String, fd: Int32, spool: Spool, logger: Logger) {
+        self.path = path
+        self.controlSocket = controlSocket
+        self.fd = fd
+        self.spool = spool
+        self.logger = logger
+    }
+
+    /// Binds the upload socket for the control socket at `controlSocket`, with its group and
+    /// mode. Nil (with a warning logged) when that fails: uploads then work only by path, for
+    /// the daemon's own user.
+    static func bind(controlSocket: String, spool: Spool, configuration: LiveConfiguration, logger: Logger) -> UploadHandoffServer? {
+        let path = UploadHandoff.socketPath(forControlSocket: controlSocket)
+        func unavailable(_ why: String) -> UploadHandoffServer? {
+            logger.warning(
+                "the upload socket is not available: only the daemon's own user can upload (by path)",
+                metadata: ["socket": "\(path)", "error": "\(why)"])
+            return nil
+        }
+        var control = stat()
+        guard stat(controlSocket, &control) == 0 else { return unavailable("cannot read the control socket's mode: \(String(cString: strerror(errno)))") }
+        var existing = stat()
+        if lstat(path, &existing) == 0, (existing.st_mode & S_IFMT) == S_IFSOCK { unlink(path) }
+        let fd = cdescriptorpassing_socket()
+        guard fd >= 0 else { return unavailable(String(cString: strerror(errno))) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            return unavailable("the path is too long for a socket")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let previous = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        umask(previous)
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let why = String(cString: strerror(errno))
+            close(fd)
+            return unavailable(why)
+        }
+        // The control socket's group and mode: whoever may submit may hand a file over.
+        if chown(path, uid_t.max, control.st_gid) != 0 || chmod(path, control.st_mode & 0o777) != 0 {
+            let why = String(cString: strerror(errno))
+            close(fd)
+            unlink(path)
+            return unavailable(why)
+        }
+        return UploadHandoffServer(path: path, controlSocket: controlSocket, fd: fd, spool: spool, logger: logger)
+    }
+
+    func run() async throws {
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "transferd.upload-handoff"
+        thread.start()
+        // A reload (socket_mode, socket_group) or an administrator may change the control
+        // socket's group or mode: this socket follows within seconds.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                self.followControlSocket()
+                try await Task.sleep(for: .seconds(2))
+            }
+        }
+        // Wakes the thread blocked in accept(2): it ends its loop.
+        shutdown(fd, Int32(SHUT_RDWR))
+        unlink(path)
+    }
+
+    /// Gives this socket the control socket's group and mode when they differ.
+    private func followControlSocket() {
+        var control = stat()
+        var mine = stat()
+        guard stat(controlSocket, &control) == 0, lstat(path, &mine) == 0 else { return }
+        if mine.st_gid != control.st_gid { chown(path, uid_t.max, control.st_gid) }
+        if mine.st_mode & 0o777 != control.st_mode & 0o777 { chmod(path, control.st_mode & 0o777) }
+    }
+
+    private func acceptLoop() {
+        while true {
+            slots.wait()
+            let client = cdescriptorpassing_accept(fd)
+            if client < 0 {
+                slots.signal()
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    usleep(50_000)
+                    continue
+                default: return
+                }
+            }
+            DispatchQueue.global().async {
+                defer { self.slots.signal() }
+                self.serve(client)
+            }
+        }
+    }
+
+    /// One hand-off: the peer's uid from the kernel, its descriptor and the file's name, the
+    /// copy, and the answer.
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var timeout = timeval(tv_sec: Self.clientTimeoutSeconds, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var credentials = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(client, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var descriptor: Int32 = -1
+        let received = buffer.withUnsafeMutableBytes { cdescriptorpassing_receive(client, $0.baseAddress, $0.count, &descriptor) }
+        let reply: UploadHandoff.Reply
+        if descriptor < 0 {
+            reply = UploadHandoff.Reply(
+                error: RPCError(.invalidParams, "no file descriptor came with the hand-off: send the open file with SCM_RIGHTS, as transferctl upload does"))
+        } else {
+            defer { close(descriptor) }
+            let name = received > 0 ? String(decoding: buffer.prefix(received), as: UTF8.self) : "the file"
+            do {
+                let entry = try spool.ingest(descriptor: descriptor, named: name, owner: credentials.uid)
+                reply = UploadHandoff.Reply(spool: entry.name, size: entry.size, sha256: entry.sha256)
+                logger.info("file handed over for an upload", metadata: ["uid": "\(credentials.uid)", "bytes": "\(entry.size)"])
+            } catch {
+                reply = UploadHandoff.Reply(error: RPCError(error))
+                logger.info("file for an upload refused", metadata: ["uid": "\(credentials.uid)", "error": "\(error.message)"])
+            }
+        }
+        guard var line = try? WireCoding.encoder().encode(reply) else { return }
+        line.append(UInt8(ascii: "\n"))
+        _ = line.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import TransferProtocol
+
+/// The options `submit` and `upload` share: retry limits, the session, and how to wait and print.
+struct JobOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Failed attempts in a row before the job fails (default: the daemon's retry_max_attempts).", valueName: "n"))
+    var maxAttempts: Int?
+
+    @Option(help: ArgumentHelp("Seconds from now after which the job fails instead of retrying (default: retry_max_time_seconds).", valueName: "seconds"))
+    var maxTime: Double?
+
+    @Option(help: ArgumentHelp("Seconds without data after which an attempt is retried (default: idle_timeout_seconds).", valueName: "seconds"))
+    var idleTimeout: Double?
+
+    @Option(help: ArgumentHelp("Bytes per second below which an attempt counts as stalled (default: low_speed_bytes_per_second).", valueName: "bytes"))
+    var lowSpeedLimit: Int64?
+
+    @Option(help: ArgumentHelp("Seconds the rate must stay below --low-speed-limit before the attempt is retried (default: low_speed_seconds).", valueName: "seconds"))
+    var lowSpeedTime: Double?
+
+    @Option(help: ArgumentHelp(
+        "Submit under this session: its end is kept until the session acknowledges it (transferctl events --session NAME --ack).",
+        valueName: "name"))
+    var session: String?
+
+    @Flag(help: "Wait until the job ends, showing its progress on stderr.")
+    var wait = false
+
+    @Flag(help: "Print the job as one line of JSON instead of its id.")
+    var json = false
+
+    func validate() throws {
+        if let session { try SessionName.validate(session) }
+        if let maxAttempts, maxAttempts < 1 { throw ValidationError("--max-attempts must be at least 1") }
+        for (name, value) in [("--max-time", maxTime), ("--idle-timeout", idleTimeout), ("--low-speed-time", lowSpeedTime)] {
+            if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds") }
+        }
+        if let lowSpeedLimit, lowSpeedLimit < 0 { throw ValidationError("--low-speed-limit must not be negative") }
+    }
+
+    /// The job's own retry limits; nil when none was given.
+    var retry: RetryLimits? {
+        let limits = RetryLimits(
+            maxAttempts: maxAttempts, maxTimeSeconds: maxTime, idleTimeoutSeconds: idleTimeout,
+            lowSpeedBytesPerSecond: lowSpeedLimit, lowSpeedSeconds: lowSpeedTime)
+        return limits.isEmpty ? nil : limits
+    }
+
+    /// After one job was accepted: waits for it with --wait, prints its id (or, with --json, the
+    /// job), and exits 1 when a waited-for job did not complete.
+    func finish(_ accepted: Job, client: ControlClient) throws {
+        var job = accepted
+        if wait {
+            job = try JobWaiter(client: client).wait(for: [job.id]).first ?? job
+        }
+        if json {
+            try JSONOutput.print(job)
+        } else {
+            print(job.id)
+        }
+        if wait, job.state != .completed {
+            throw TransferCtlError.jobUnsuccessful
+        }
+    }
+}
