@@ -63,7 +63,7 @@ package enum Daemon {
         let handoff: UploadHandoffServer?
         let reloader: ConfigurationReloader
         do {
-            let passedSocket = try SocketActivation.listeningSocket()
+            let passedSockets = try SocketActivation.listeningSockets()
             state = try StateDirectory(path: statePath)
             journal = try Journal(directory: state.path, logger: logger) { error in
                 // Nothing after a failed write or sync may be acknowledged: stop, let systemd restart and replay.
@@ -85,16 +85,19 @@ package enum Daemon {
                 hostPolicy: hostPolicy, logger: logger)
             let router = RequestRouter(
                 manager: manager, configuration: live, reloader: reloader, configurationFile: configSource, logger: logger)
-            if let passedSocket {
-                server = try await ControlServer.adopt(descriptor: passedSocket, router: router, configuration: live, logger: logger)
+            if let passedSockets {
+                server = try await ControlServer.adopt(descriptor: passedSockets.control, router: router, configuration: live, logger: logger)
             } else {
                 let socketPath = options.socket ?? DefaultPaths.daemonSocket(environment: environment, uid: uid, system: role.isSystem)
                 try ControlSocket.prepare(path: socketPath, uid: uid, system: role.isSystem)
                 server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
             }
             metricsListener = try await MetricsListener.bind(configuration.metricsListen, manager: manager)
-            handoff = UploadHandoffServer.bind(
-                controlSocket: server.path, spool: spool, configuration: live, logger: logger)
+            if let passed = passedSockets?.upload {
+                handoff = UploadHandoffServer.adopt(descriptor: passed, controlSocket: server.path, spool: spool, logger: logger)
+            } else {
+                handoff = UploadHandoffServer.bind(controlSocket: server.path, spool: spool, configuration: live, logger: logger)
+            }
         } catch {
             Self.die("transferd: \(error)")
         }

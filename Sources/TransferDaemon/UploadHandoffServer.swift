@@ -30,7 +30,12 @@ final class UploadHandoffServer: Service, Sendable {
     static let concurrentHandoffs = 8
     private let slots = DispatchSemaphore(value: UploadHandoffServer.concurrentHandoffs)
 
-    private init(path: String, controlSocket: String, fd: Int32, spool: Spool, logger: Logger) {
+    /// Whether the daemon made the socket file (and so follows the control socket's group and
+    /// mode, and removes it at the end) rather than systemd.
+    private let ownsPath: Bool
+
+    private init(path: String, controlSocket: String, fd: Int32, spool: Spool, logger: Logger, ownsPath: Bool = true) {
+        self.ownsPath = ownsPath
         self.path = path
         self.controlSocket = controlSocket
         self.fd = fd
@@ -86,6 +91,13 @@ final class UploadHandoffServer: Service, Sendable {
         return UploadHandoffServer(path: path, controlSocket: controlSocket, fd: fd, spool: spool, logger: logger)
     }
 
+    /// The upload socket systemd passed (the socket unit's `ListenStream=….upload`): systemd owns
+    /// its path, group and mode.
+    static func adopt(descriptor: Int32, controlSocket: String, spool: Spool, logger: Logger) -> UploadHandoffServer {
+        let path = SocketActivation.boundPath(of: descriptor) ?? UploadHandoff.socketPath(forControlSocket: controlSocket)
+        return UploadHandoffServer(path: path, controlSocket: controlSocket, fd: descriptor, spool: spool, logger: logger, ownsPath: false)
+    }
+
     func run() async throws {
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "transferd.upload-handoff"
@@ -94,13 +106,13 @@ final class UploadHandoffServer: Service, Sendable {
         // socket's group or mode: this socket follows within seconds.
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                self.followControlSocket()
+                if self.ownsPath { self.followControlSocket() }
                 try await Task.sleep(for: .seconds(2))
             }
         }
         // Wakes the thread blocked in accept(2): it ends its loop.
         shutdown(fd, Int32(SHUT_RDWR))
-        unlink(path)
+        if ownsPath { unlink(path) }
     }
 
     /// Gives this socket the control socket's group and mode when they differ.

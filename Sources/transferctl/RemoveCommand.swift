@@ -22,22 +22,36 @@ struct RemoveCommand: AsyncParsableCommand {
 
     @OptionGroup var clientOptions: ClientOptions
 
-    func validate() throws {
+    func validate() throws { try JobIDs.validate(ids) }
+
+    func run() async throws {
+        try JobIDs.call(TransferProtocol.Remove.self, ids, with: clientOptions) { id, removed in
+            if json { try JSONOutput.print(removed.job) } else { print("removed \(removed.job.id)") }
+            if removed.droppedEvent {
+                StandardError.writeLine("note: the end of job \(id) had not been acknowledged by session \(removed.job.session ?? "?"); that event is gone too")
+            }
+        }
+    }
+}
+
+/// Commands that act on several jobs by id, one call each in one batch.
+enum JobIDs {
+    static func validate(_ ids: [String]) throws {
         if ids.isEmpty { throw ValidationError("give the id of at least one job") }
         if ids.contains(where: \.isEmpty) { throw ValidationError("ID must not be empty") }
     }
 
-    func run() async throws {
-        let client = try clientOptions.connect()
-        let results = try client.callBatch(TransferProtocol.Remove.self, ids.map { .init(id: $0) })
+    /// Calls `method` for each id in one batch and hands each answer to `report`; a refusal is
+    /// printed on stderr with its id, and any refusal makes the exit status 4.
+    static func call<M: RPCMethod>(
+        _ method: M.Type, _ ids: [String], with options: ClientOptions, report: (String, M.Result) throws -> Void
+    ) throws where M.Params: IDParams {
+        let client = try options.connect()
+        let results = try client.callBatch(method, ids.map { M.Params(id: $0) })
         var refused = false
         for (id, result) in zip(ids, results) {
             switch result {
-            case .success(let removed):
-                if json { try JSONOutput.print(removed.job) } else { print("removed \(removed.job.id)") }
-                if removed.droppedEvent {
-                    StandardError.writeLine("note: the end of job \(id) had not been acknowledged by session \(removed.job.session ?? "?"); that event is gone too")
-                }
+            case .success(let answer): try report(id, answer)
             case .failure(let error):
                 refused = true
                 StandardError.writeLine("transferctl: \(id): \(error.message)")
@@ -46,6 +60,11 @@ struct RemoveCommand: AsyncParsableCommand {
         if refused { throw ExitCode.requestRefused }
     }
 }
+
+/// The params of a method that takes one job's id.
+protocol IDParams { init(id: String) }
+extension TransferProtocol.Remove.Params: IDParams {}
+extension TransferProtocol.Retry.Params: IDParams {}
 
 /// `transferctl clean`: forgets finished jobs in bulk.
 struct CleanCommand: AsyncParsableCommand {
@@ -136,24 +155,11 @@ struct RetryCommand: AsyncParsableCommand {
 
     @OptionGroup var clientOptions: ClientOptions
 
-    func validate() throws {
-        if ids.isEmpty { throw ValidationError("give the id of at least one job") }
-        if ids.contains(where: \.isEmpty) { throw ValidationError("ID must not be empty") }
-    }
+    func validate() throws { try JobIDs.validate(ids) }
 
     func run() async throws {
-        let client = try clientOptions.connect()
-        let results = try client.callBatch(TransferProtocol.Retry.self, ids.map { .init(id: $0) })
-        var refused = false
-        for (id, result) in zip(ids, results) {
-            switch result {
-            case .success(let retried):
-                if json { try JSONOutput.print(retried.job) } else { print("queued \(retried.job.id)") }
-            case .failure(let error):
-                refused = true
-                StandardError.writeLine("transferctl: \(id): \(error.message)")
-            }
+        try JobIDs.call(TransferProtocol.Retry.self, ids, with: clientOptions) { _, retried in
+            if json { try JSONOutput.print(retried.job) } else { print("queued \(retried.job.id)") }
         }
-        if refused { throw ExitCode.requestRefused }
     }
 }
