@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import TransferCore
 import TransferProtocol
 #if canImport(Glibc)
@@ -29,6 +30,8 @@ final class UploadHandoffServer: Service, Sendable {
     /// and say nothing cannot tie up the threads the rest of the daemon needs.
     static let concurrentHandoffs = 8
     private let slots = DispatchSemaphore(value: UploadHandoffServer.concurrentHandoffs)
+    /// Set when the daemon stops: the accept loop ends at its next connection.
+    private let stopping = Atomic<Bool>(false)
 
     /// Whether the daemon made the socket file (and so follows the control socket's group and
     /// mode, and removes it at the end) rather than systemd.
@@ -110,9 +113,34 @@ final class UploadHandoffServer: Service, Sendable {
                 try await Task.sleep(for: .seconds(2))
             }
         }
-        // Wakes the thread blocked in accept(2): it ends its loop.
-        shutdown(fd, Int32(SHUT_RDWR))
-        if ownsPath { unlink(path) }
+        // Wakes the thread blocked in accept(2): it ends its loop. A socket systemd passed must
+        // stay usable for the next start (shutdown(2) on it fails the socket unit), so that one is
+        // woken with a connection of our own instead.
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        if ownsPath {
+            shutdown(fd, Int32(SHUT_RDWR))
+            unlink(path)
+        } else {
+            Self.connect(to: path)
+        }
+    }
+
+    /// Opens and closes a connection to the socket at `path` (to wake the accept loop).
+    private static func connect(to path: String) {
+        let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard client >= 0 else { return }
+        defer { close(client) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(client, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
     }
 
     /// Gives this socket the control socket's group and mode when they differ.
@@ -128,6 +156,11 @@ final class UploadHandoffServer: Service, Sendable {
         while true {
             slots.wait()
             let client = cdescriptorpassing_accept(fd)
+            if stopping.load(ordering: .sequentiallyConsistent) {
+                if client >= 0 { close(client) }
+                slots.signal()
+                return
+            }
             if client < 0 {
                 slots.signal()
                 switch errno {
