@@ -127,7 +127,7 @@ final class UploadHandoffServer: Service, Sendable {
 
     /// Opens and closes a connection to the socket at `path` (to wake the accept loop).
     private static func connect(to path: String) {
-        let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let client = cdescriptorpassing_socket()
         guard client >= 0 else { return }
         defer { close(client) }
         var address = sockaddr_un()
