@@ -96,6 +96,10 @@ public struct Job: Codable, Hashable, Sendable {
     public var bytesSent: Int64?
     /// Uploads, once completed: the server's answer.
     public var response: UploadResponse?
+    /// Not started before this time.
+    public var notBefore: Date?
+    /// Failed as `time_limit` if not done by this time.
+    public var deadline: Date?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

@@ -55,7 +55,7 @@ extension Submit {
     public static var parameters: [String: ParameterShape]? {
         [
             "url": .string, "destination": .string, "headers": .map(.string), "overwrite": .bool, "id": .string,
-            "sha256": .string, "size": .count, "session": .string, "create_directories": .bool, "replace": .bool,
+            "sha256": .string, "size": .count, "session": .string, "create_directories": .bool, "replace": .bool, "not_before": .string, "deadline": .string,
             "kind": .string, "source": .string, "spool": .string, "method": .string, "content_type": .string,
             "retry": .object([
                 "max_attempts": .integer(minimum: Int64.min), "max_time_seconds": .number, "idle_timeout_seconds": .number,

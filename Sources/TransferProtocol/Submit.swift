@@ -1,3 +1,4 @@
+public import Foundation
 /// `submit`: accept a download or an upload. Answered only once the job is durable.
 public enum Submit: RPCMethod {
     public static let name = "submit"
@@ -28,6 +29,10 @@ public enum Submit: RPCMethod {
         /// When a job with this `id` has ended: start a new job under the id, forgetting the old one
         /// (without it, such a submit is refused with `job_exists`).
         public var replace: Bool?
+        /// Not started before this time (like URLSession's earliestBeginDate).
+        public var notBefore: Date?
+        /// Failed as `time_limit` if not done by this time.
+        public var deadline: Date?
         /// `download` (the default) or `upload`.
         public var kind: String?
         /// Uploads: the file to send. With `spool` it only names the file; without, the daemon

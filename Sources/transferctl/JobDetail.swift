@@ -27,6 +27,8 @@ struct JobDetail {
         if let eta = job.etaText { fields.append(("eta", eta)) }
         fields.append(("attempts", String(job.attempts)))
         if let next = job.nextAttemptAt { fields.append(("next attempt", Self.timestamp(next))) }
+        if let notBefore = job.notBefore { fields.append(("not before", Self.timestamp(notBefore))) }
+        if let deadline = job.deadline { fields.append(("deadline", Self.timestamp(deadline))) }
         if let sha256 = job.sha256 { fields.append(("sha256", sha256)) }
         if let expected = job.expectedSha256 { fields.append(("expected sha256", expected)) }
         if let expected = job.expectedSize { fields.append(("expected size", Self.bytesText(expected))) }

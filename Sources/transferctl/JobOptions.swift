@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import TransferProtocol
 
@@ -23,6 +24,13 @@ struct JobOptions: ParsableArguments {
         valueName: "name"))
     var session: String?
 
+    @Option(help: ArgumentHelp(
+        "Do not start before this time: ISO 8601 (2026-11-24T02:00:00Z) or from now (+90s, +30m, +2h, +1d).", valueName: "time"))
+    var notBefore: String?
+
+    @Option(help: ArgumentHelp("Fail as time_limit if not done by this time (as --not-before).", valueName: "time"))
+    var deadline: String?
+
     @Flag(help: "Wait until the job ends, showing its progress on stderr.")
     var wait = false
 
@@ -36,6 +44,22 @@ struct JobOptions: ParsableArguments {
             if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds") }
         }
         if let lowSpeedLimit, lowSpeedLimit < 0 { throw ValidationError("--low-speed-limit must not be negative") }
+        for (name, value) in [("--not-before", notBefore), ("--deadline", deadline)] {
+            if let value, Self.time(value) == nil {
+                throw ValidationError("\(name) '\(value)' is not a time: give ISO 8601 (2026-11-24T02:00:00Z) or +DURATION (+90s, +30m, +2h, +1d)")
+            }
+        }
+    }
+
+    /// `--not-before` and `--deadline` as times.
+    var times: (notBefore: Date?, deadline: Date?) { (notBefore.flatMap { Self.time($0) }, deadline.flatMap { Self.time($0) }) }
+
+    /// An ISO 8601 time, or `+N` with s, m, h or d from now.
+    static func time(_ text: String, now: Date = Date()) -> Date? {
+        if text.hasPrefix("+") {
+            return CleanCommand.seconds(String(text.dropFirst())).map { now.addingTimeInterval($0) }
+        }
+        return WireCoding.parseTimestamp(text)
     }
 
     /// The job's own retry limits; nil when none was given.

@@ -181,6 +181,7 @@ struct SubmitCommand: AsyncParsableCommand {
                 id: id, sha256: sha256, size: size, retry: jobOptions.retry, session: jobOptions.session,
                 createDirectories: createDirs ? true : nil)
             params.replace = replace ? true : nil
+            (params.notBefore, params.deadline) = jobOptions.times
             return params
         }
         func inDirectory(_ directory: String?, _ name: String) throws -> String {

@@ -80,10 +80,11 @@ struct UploadCommand: AsyncParsableCommand {
         }
         if let error = reply.error { throw TransferCtlError.refused(error) }
         guard let spool = reply.spool else { throw TransferCtlError.connectionBroken("transferd's upload socket answered without a spool name") }
-        let params = TransferProtocol.Submit.Params(
+        var params = TransferProtocol.Submit.Params(
             url: url, destination: nil, headers: headerFields.isEmpty ? nil : headerFields, id: id, sha256: sha256,
             retry: jobOptions.retry, session: jobOptions.session, kind: JobKind.upload.rawValue, source: path, spool: spool,
             method: method?.uppercased(), contentType: contentType)
+        (params.notBefore, params.deadline) = jobOptions.times
         try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
     }
 }

@@ -59,6 +59,17 @@ public struct JobRecord: Codable, Sendable, Equatable {
 
     /// Where the job's time limit (`retry.max_time_seconds`) counts from.
     public var limitsStart: Date { restartedAt ?? createdAt }
+    /// Not started before this time.
+    public var notBefore: Date?
+    /// Failed as `time_limit` if not done by this time.
+    public var deadline: Date?
+
+    /// When the job fails as `time_limit`: its time limit or its deadline, whichever is first.
+    func endOfTime(maxTime: Double) -> Date {
+        let limit = limitsStart.addingTimeInterval(maxTime)
+        guard let deadline else { return limit }
+        return min(limit, deadline)
+    }
     /// Nil for a download (journals from before uploads hold none).
     public var kind: JobKind?
     /// Uploads: what the submitter named the file (for display), the spool name of its copy,
@@ -90,6 +101,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalUrl,
             overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
             .withKind(of: self, liveBytes: liveBytes)
+            .withTimes(notBefore: notBefore, deadline: deadline)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -108,6 +120,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             && headers == (params.headers ?? [:]) && overwrite == (params.overwrite ?? false)
             && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
+            && notBefore == params.notBefore && deadline == params.deadline
     }
 }
 
@@ -127,5 +140,15 @@ public enum PartialPath {
         let budget = 255 - 1 - suffix.utf8.count
         while name.utf8.count > budget { name.removeLast() }
         return "." + name + suffix
+    }
+}
+
+extension Job {
+    /// The job with its start time and deadline.
+    func withTimes(notBefore: Date?, deadline: Date?) -> Job {
+        var job = self
+        job.notBefore = notBefore
+        job.deadline = deadline
+        return job
     }
 }

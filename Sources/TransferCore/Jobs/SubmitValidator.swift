@@ -194,6 +194,25 @@ enum SubmitValidator {
     }
 
     /// Checks an expected size against `Limits.Job.size`.
+    /// A start time and a deadline: within ten years, the deadline still ahead and after the start.
+    static func validateTimes(notBefore: Date?, deadline: Date?) throws(CoreError) {
+        let now = Date()
+        let latest = now.addingTimeInterval(Limits.Job.maxTimeSeconds.upperBound)
+        for (name, time) in [("not_before", notBefore), ("deadline", deadline)] {
+            if let time, time > latest {
+                throw CoreError(.invalidParameter(name), "\(name) \(WireCoding.formatTimestamp(time)) is more than ten years ahead: give a nearer time")
+            }
+        }
+        if let deadline, deadline <= now {
+            throw CoreError(.invalidParameter("deadline"), "deadline \(WireCoding.formatTimestamp(deadline)) has passed already: give a time ahead, or leave it out")
+        }
+        if let notBefore, let deadline, notBefore >= deadline {
+            throw CoreError(
+                .invalidParameter("deadline"),
+                "deadline \(WireCoding.formatTimestamp(deadline)) is not after not_before \(WireCoding.formatTimestamp(notBefore)): the job could never run")
+        }
+    }
+
     static func validateSize(_ size: Int64?) throws(CoreError) {
         guard let size, !Limits.Job.size.contains(size) else { return }
         throw outOfRange("size", size, Limits.Job.size, "bytes")

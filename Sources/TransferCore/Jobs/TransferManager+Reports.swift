@@ -108,12 +108,15 @@ extension TransferManager {
         // maximum time ends it sooner anyway.
         let wait = min(retryAfter ?? configuration.retry.backoff(afterFailures: failures), Self.longestRetryWait)
         let next = now.addingTimeInterval(max(0, wait))
-        let deadline = job.limitsStart.addingTimeInterval(limits.maxTime)
+        let deadline = job.endOfTime(maxTime: limits.maxTime)
         var giveUp: String?
+        var pastDeadline = false
         if failures >= limits.maxAttempts {
             giveUp = "gave up after \(failures) failed attempt\(failures == 1 ? "" : "s") in a row (max_attempts \(limits.maxAttempts))"
         } else if next > deadline {
-            giveUp = "gave up: the next attempt would start after the job's maximum time (max_time_seconds) ends at \(WireCoding.formatTimestamp(deadline))"
+            pastDeadline = job.deadline == deadline
+            let which = pastDeadline ? "deadline" : "maximum time (max_time_seconds)"
+            giveUp = "gave up: the next attempt would start after the job's \(which) ends at \(WireCoding.formatTimestamp(deadline))"
         }
         if let giveUp {
             // The engine kept the partial file for the next attempt. A resumable one stays for
@@ -124,6 +127,8 @@ extension TransferManager {
             engine.forget(jobID: job.id)
             var last = error
             last.message = "\(giveUp); the last attempt failed: \(error.message)"
+            // A deadline the submitter gave ends the job as time_limit, whatever the last attempt met.
+            if pastDeadline { last = JobError(code: .timeLimit, message: last.message, httpStatus: error.httpStatus) }
             markFailed(job, last)
             return
         }
@@ -165,6 +170,32 @@ extension TransferManager {
             }
             await self?.retryDue(id)
         }
+    }
+
+    /// Queues a job whose start time (`not_before`) has come, in its place by submission order.
+    func armStart(_ id: String, at date: Date) {
+        startTimers[id]?.cancel()
+        startTimers[id] = Task { [weak self] in
+            let delay = min(date.timeIntervalSinceNow, Self.longestRetryWait * 2)
+            if delay > 0 {
+                do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1)) } catch { return }
+            }
+            await self?.startDue(id)
+        }
+    }
+
+    func startDue(_ id: String) {
+        startTimers[id] = nil
+        guard let job = jobs[id], job.state == .queued, !queue.contains(id) else { return }
+        // A time further ahead than one timer's wait: wait again.
+        if let notBefore = job.notBefore, notBefore > Date() {
+            armStart(id, at: notBefore)
+            return
+        }
+        logger(forJob: id).info("start time reached")
+        let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
+        queue.insert(id, at: position)
+        schedule()
     }
 
     func retryDue(_ id: String) {

@@ -100,7 +100,11 @@ extension TransferManager {
             // A cancel may have arrived while the record was syncing.
             if let current = jobs[job.id], current.state == .queued {
                 emit(.queued, current)
-                queue.append(job.id)
+                if let notBefore = current.notBefore, notBefore > Date() {
+                    armStart(job.id, at: notBefore)
+                } else {
+                    queue.append(job.id)
+                }
             }
             results[index] = .success(view(jobs[job.id] ?? job))
         }
@@ -151,15 +155,22 @@ extension TransferManager {
             }
         }
         if isUpload {
-            let admission = try admitUpload(
+            try SubmitValidator.validateTimes(notBefore: params.notBefore, deadline: params.deadline)
+            var admission = try admitUpload(
                 params, url: url, owner: owner, group: group, unfinished: jobs.unfinishedCount(of: owner), replacing: replaced != nil)
-            if case .new = admission, let replaced { forget([replaced]) }
+            if case .new(var job, let url) = admission {
+                job.notBefore = params.notBefore
+                job.deadline = params.deadline
+                admission = .new(job, url)
+                if let replaced { forget([replaced]) }
+            }
             return admission
         }
         guard let destination = params.destination else {
             throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
         }
         try DestinationChecks.checkParameters(params)
+        try SubmitValidator.validateTimes(notBefore: params.notBefore, deadline: params.deadline)
         let overwrite = params.overwrite ?? false
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         if !destinationChecked {
@@ -188,11 +199,13 @@ extension TransferManager {
         }
         if let replaced { forget([replaced]) }
         let id = params.id ?? newJobID()
-        let job = JobRecord(
+        var job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: destination,
             headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
             createdAt: Date(), attempts: 0, checkpointBytes: 0, expectedSha256: sha256, expectedSize: params.size,
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
+        job.notBefore = params.notBefore
+        job.deadline = params.deadline
         nextOrder += 1
         return .new(job, url)
     }
@@ -216,6 +229,7 @@ extension TransferManager {
         } else {
             queue.removeAll { $0 == id }
             retryTimers.removeValue(forKey: id)?.cancel()
+            startTimers.removeValue(forKey: id)?.cancel()
             engine.forget(jobID: id)
             PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
         }

@@ -22,6 +22,8 @@ public actor TransferManager {
     var generations: [String: Int] = [:]
     /// Per waiting job, the task that queues it again when its next attempt is due.
     var retryTimers: [String: Task<Void, Never>] = [:]
+    /// Per queued job with a start time ahead (`not_before`), the task that queues it then.
+    var startTimers: [String: Task<Void, Never>] = [:]
     var nextOrder: UInt64 = 1
     var acceptingWork = true
     /// Set once `run()` has applied every engine report (after shutdown ends the stream).
@@ -189,6 +191,11 @@ public actor TransferManager {
         while acceptingWork, running.count < configuration.maxConcurrentTransfers, !queue.isEmpty {
             let id = queue.removeFirst()
             guard var job = jobs[id], job.state == .queued, let url = URL(string: job.url) else { continue }
+            if let deadline = job.deadline, deadline <= Date() {
+                markFailed(
+                    job, JobError(code: .timeLimit, message: "the job's deadline (\(WireCoding.formatTimestamp(deadline))) passed before it could start"))
+                continue
+            }
             job.state = .running
             job.startedAt = job.startedAt ?? Date()
             job.attempts += 1
@@ -210,7 +217,7 @@ public actor TransferManager {
                     partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
                     validator: job.validator, totalBytes: job.totalBytes,
                     expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
-                    deadline: job.limitsStart.addingTimeInterval(limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
+                    deadline: job.endOfTime(maxTime: limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
                     allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
                     logger: transferLogger)
             request.upload = uploadPlan(for: job)
@@ -225,6 +232,13 @@ public actor TransferManager {
         for job in jobs.unfinishedJobs where job.state == .waiting {
             armRetry(job.id, at: job.nextAttemptAt ?? Date())
         }
+        // Jobs whose start time is still ahead wait for it outside the queue.
+        let now = Date()
+        queue.removeAll { id in
+            guard let notBefore = jobs[id]?.notBefore, notBefore > now else { return false }
+            armStart(id, at: notBefore)
+            return true
+        }
         schedule()
     }
 
@@ -234,6 +248,8 @@ public actor TransferManager {
         acceptingWork = false
         retryTimers.values.forEach { $0.cancel() }
         retryTimers = [:]
+        startTimers.values.forEach { $0.cancel() }
+        startTimers = [:]
         let kept = await engine.stopAll()
         // Apply what the engine reported before it stopped (a job may have landed meanwhile),
         // then what each stopped transfer had reached.
