@@ -107,7 +107,10 @@ struct DownloadTests {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon()
         defer { daemon.cleanUp() }
-        server.serve("/a.bin", content: TestContent(seed: 3, size: 100_000))
+        // Held until the resubmits are done: the rule is about an unfinished job (an ended one's id
+        // is refused as job_exists, RetryRemoveTests).
+        let gate = ServerGate()
+        server.serve("/a.bin", content: TestContent(seed: 3, size: 100_000), behaviour: .holdAfter(bytes: 0, until: gate))
         try await daemon.start()
         let destination = daemon.destination("a.bin")
         let first = try daemon.submit(server.url("/a.bin"), to: destination, id: "nightly-a")
@@ -120,6 +123,7 @@ struct DownloadTests {
         } catch ControlClientError.rpc(let error) {
             #expect(error.code == .idConflict)
         }
+        gate.open()
         try await daemon.waitForTerminal("nightly-a")
         try await server.shutdown()
     }
