@@ -158,7 +158,10 @@ public actor TransferManager {
             nextOrder = max(nextOrder, job.order + 1)
         }
         Self.recoverSpool(spool, jobs: Array(jobs.unfinishedJobs), logger: logger)
-        queue = requeued.map(\.id) + recovered.filter { $0.state == .queued && !refused.contains($0.id) }.map(\.id)
+        // A job whose start time is still ahead waits outside the queue (start() arms its timer).
+        let now = Date()
+        queue = requeued.map(\.id)
+            + recovered.filter { $0.state == .queued && !refused.contains($0.id) && !($0.notBefore.map { $0 > now } ?? false) }.map(\.id)
         if !requeued.isEmpty {
             logger.info("resuming interrupted transfers", metadata: ["count": "\(requeued.count)"])
         }
@@ -232,12 +235,10 @@ public actor TransferManager {
         for job in jobs.unfinishedJobs where job.state == .waiting {
             armRetry(job.id, at: job.nextAttemptAt ?? Date())
         }
-        // Jobs whose start time is still ahead wait for it outside the queue.
-        let now = Date()
-        queue.removeAll { id in
-            guard let notBefore = jobs[id]?.notBefore, notBefore > now else { return false }
-            armStart(id, at: notBefore)
-            return true
+        // Jobs whose start time was still ahead at replay wait for it outside the queue.
+        let queued = Set(queue)
+        for job in jobs.unfinishedJobs where job.state == .queued && !queued.contains(job.id) {
+            if let notBefore = job.notBefore { armStart(job.id, at: notBefore) }
         }
         schedule()
     }
