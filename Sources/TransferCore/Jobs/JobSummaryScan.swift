@@ -74,8 +74,8 @@ enum JobSummaryScan {
     }
 
     static func equal(_ json: UnsafeRawBufferPointer, _ range: Range<Int>, _ text: StaticString) -> Bool {
-        guard range.count == text.utf8CodeUnitCount else { return false }
-        return memcmp(json.baseAddress! + range.lowerBound, text.utf8Start, range.count) == 0
+        guard range.count == text.utf8CodeUnitCount, let base = json.baseAddress else { return false }
+        return memcmp(base + range.lowerBound, text.utf8Start, range.count) == 0
     }
 
     private static func state(_ json: UnsafeRawBufferPointer, _ range: Range<Int>) -> JobState? {

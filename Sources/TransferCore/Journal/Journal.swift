@@ -71,7 +71,8 @@ public final class Journal: Sendable {
         public var fileBytes = 0
     }
 
-    private struct State {
+    /// What the writer and the readers share, under `state`'s lock.
+    struct State {
         var pending: [Change] = []
         /// Changes the writer has taken from `pending` and not yet applied to `live`.
         var writing: [Change] = []
@@ -90,10 +91,11 @@ public final class Journal: Sendable {
     public let path: String
     /// The directory holding it.
     public let directory: String
-    private let state: Mutex<State>
-    private let queue = DispatchQueue(label: "transferd.journal")
-    private let policy: CompactionPolicy
-    private let logger: Logger
+    let state: Mutex<State>
+    /// The writer's queue: every write, sync and compaction runs on it, one at a time.
+    let queue = DispatchQueue(label: "transferd.journal")
+    let policy: CompactionPolicy
+    let logger: Logger
     private let onFatal: @Sendable (JournalError) -> Void
     private let syncCounter = Counter(label: "transferd_journal_syncs_total")
     private let syncDuration = Metrics.Timer(label: "transferd_journal_sync_duration_seconds")
@@ -143,65 +145,6 @@ public final class Journal: Sendable {
         _ = state.withLock { close($0.fd) }
     }
 
-    /// The latest value of every live key, as replayed from disk and changed since (read from the
-    /// file: for tests and small journals).
-    public var values: [String: [UInt8]] {
-        state.withLock { state in
-            var values: [String: [UInt8]] = [:]
-            for (key, location) in state.index { values[key] = Self.read(location, from: state.fd) }
-            return values
-        }
-    }
-
-    /// Calls `body` with every live key and its value as they are on disk, without copying the
-    /// values: the file is mapped for the call. For start-up, before anything is written.
-    public func forEachLiveValue(_ body: (String, UnsafeRawBufferPointer) throws -> Void) throws {
-        try state.withLock { state in
-            let size = state.statistics.fileBytes
-            guard size > 0, !state.index.isEmpty else { return }
-            guard let mapping = mmap(nil, size, PROT_READ, MAP_SHARED, state.fd, 0), mapping != MAP_FAILED else {
-                throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("mmap", path))")
-            }
-            defer { munmap(mapping, size) }
-            let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
-            for (key, location) in state.index where location.offset + location.length <= size {
-                try body(key, UnsafeRawBufferPointer(rebasing: buffer[location.offset..<(location.offset + location.length)]))
-            }
-        }
-    }
-
-    /// How many live keys there are.
-    public var liveCount: Int { state.withLock { $0.index.count } }
-
-    /// The latest value of `key`, counting changes queued but not yet on disk; nil when the key
-    /// is deleted or was never written.
-    public func value(forKey key: String) -> [UInt8]? {
-        state.withLock { state in
-            for change in (state.writing + state.pending).reversed() {
-                switch change {
-                case .put(key, let value): return value
-                case .delete(key): return nil
-                default: continue
-                }
-            }
-            return state.index[key].flatMap { Self.read($0, from: state.fd) }
-        }
-    }
-
-    /// The value at `location` of the file open as `fd`; nil when it cannot be read (a failure
-    /// the next write or sync reports).
-    private static func read(_ location: Location, from fd: Int32) -> [UInt8]? {
-        var value = [UInt8](repeating: 0, count: location.length)
-        var done = 0
-        while done < location.length {
-            let count = value.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, location.length - done, off_t(location.offset + done)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            done += count
-        }
-        return value
-    }
-
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Writes `changes` and returns once they are on disk.
@@ -247,20 +190,6 @@ public final class Journal: Sendable {
 
     /// Returns once everything committed before the call is on disk.
     public func sync() async throws { try await commit([]) }
-
-    /// Compacts now, whatever the policy says. `stopAfter` simulates a crash after that step.
-    public func compact(stopAfter step: CompactionStep? = nil) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queue.async {
-                do {
-                    try self.compactNow(stopAfter: step)
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-    }
 
     // MARK: - Writing
 
@@ -362,92 +291,6 @@ public final class Journal: Sendable {
 
     private static func estimatedLineBytes(key: String, length: Int) -> Int {
         key.utf8.count + length + 40
-    }
-
-    // MARK: - Compaction
-
-    private var temporaryPath: String { path + ".compact" }
-
-    /// Runs on `queue`. Copies the live records to a temporary file, syncs it, renames it over
-    /// the journal and syncs the directory; a crash at any point leaves the old or the new file.
-    /// The records are copied from the mapped journal in file order, a buffer at a time, so memory
-    /// does not grow with the journal.
-    private func compactNow(stopAfter step: CompactionStep?) throws {
-        let (index, firstSequence, oldFD, oldSize) = state.withLock { ($0.index, $0.nextSequence, $0.fd, $0.statistics.fileBytes) }
-        let temporary = temporaryPath
-        let fd = open(temporary, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalError(code: .io, message: "compaction: \(FileIOError("open", temporary))") }
-        var newFileOpen = true
-        defer { if newFileOpen { close(fd) } }
-        var mapping: UnsafeMutableRawPointer?
-        if oldSize > 0 {
-            guard let mapped = mmap(nil, oldSize, PROT_READ, MAP_SHARED, oldFD, 0), mapped != MAP_FAILED else {
-                throw JournalError(code: .io, message: "compaction: \(FileIOError("mmap", path))")
-            }
-            mapping = mapped
-        }
-        defer { if let mapping { munmap(mapping, oldSize) } }
-        let old = UnsafeRawBufferPointer(start: mapping, count: mapping == nil ? 0 : oldSize)
-        var newIndex: [String: Location] = [:]
-        newIndex.reserveCapacity(index.count)
-        var written = 0
-        var sequence = firstSequence
-        do throws(FileIOError) {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(1 << 20 + 4096)
-            let entries = index.sorted { $0.value.offset < $1.value.offset }
-            for (number, (key, location)) in entries.enumerated() {
-                guard location.offset + location.length <= old.count else {
-                    throw FileIOError("read", path, errno: EIO)
-                }
-                let value = UnsafeRawBufferPointer(rebasing: old[location.offset..<(location.offset + location.length)])
-                JournalRecord.encode(sequence: sequence, operation: .put, key: key, value: value, into: &bytes)
-                newIndex[key] = Location(offset: written + bytes.count - 1 - value.count, length: value.count)
-                sequence += 1
-                if bytes.count >= 1 << 20 || number + 1 == entries.count {
-                    try FileIO.writeAll(fd, bytes, path: temporary)
-                    written += bytes.count
-                    bytes.removeAll(keepingCapacity: true)
-                }
-                if step == .halfOfTemporaryWritten && number + 1 == entries.count / 2 {
-                    try FileIO.writeAll(fd, bytes, path: temporary)
-                    throw FileIOError(SimulatedCrashMarker())
-                }
-            }
-            if step == .halfOfTemporaryWritten { throw FileIOError(SimulatedCrashMarker()) }
-            try FileIO.fsync(fd, path: temporary)
-            if step == .temporarySynced { throw FileIOError(SimulatedCrashMarker()) }
-            guard rename(temporary, path) == 0 else { throw FileIOError("rename", temporary) }
-            if step == .renamed { throw FileIOError(SimulatedCrashMarker()) }
-            try FileIO.syncDirectory(directory)
-            if step == .directorySynced { throw FileIOError(SimulatedCrashMarker()) }
-        } catch let error where error.errno == SimulatedCrashMarker.errnoValue {
-            throw SimulatedCrash()
-        } catch {
-            throw JournalError(code: .io, message: "compaction failed: \(error)")
-        }
-        // The new file is the journal now; append to it and read values from it from here on.
-        newFileOpen = false
-        state.withLock { state in
-            close(state.fd)
-            state.fd = fd
-            state.index = newIndex
-            state.nextSequence = sequence
-            state.statistics.fileBytes = written
-            state.statistics.compactions += 1
-        }
-        logger.debug("journal compacted", metadata: ["live": "\(index.count)", "bytes": "\(written)"])
-    }
-}
-
-/// Marks a simulated crash inside compaction's throwing block, which only throws FileIOError.
-private struct SimulatedCrashMarker {
-    static let errnoValue: Int32 = -424242
-}
-
-extension FileIOError {
-    fileprivate init(_ marker: SimulatedCrashMarker) {
-        self.init("simulated crash", "", errno: SimulatedCrashMarker.errnoValue)
     }
 }
 

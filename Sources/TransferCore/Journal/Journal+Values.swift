@@ -1,0 +1,79 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading values back: the journal keeps where each live key's latest value lies in its file,
+/// not the value, and reads it when asked.
+extension Journal {
+    /// The latest value of every live key, as replayed from disk and changed since (read from the
+    /// file: for tests and small journals).
+    public var values: [String: [UInt8]] {
+        state.withLock { state in
+            var values: [String: [UInt8]] = [:]
+            for (key, location) in state.index { values[key] = Self.read(location, from: state.fd) }
+            return values
+        }
+    }
+
+    /// Calls `body` with every live key and its value as they are on disk, without copying the
+    /// values: the file is mapped for the call. For start-up, before anything is written.
+    public func forEachLiveValue(_ body: (String, UnsafeRawBufferPointer) throws -> Void) throws {
+        try state.withLock { state in
+            let size = state.statistics.fileBytes
+            guard size > 0, !state.index.isEmpty else { return }
+            guard let mapping = mmap(nil, size, PROT_READ, MAP_SHARED, state.fd, 0), mapping != MAP_FAILED else {
+                throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("mmap", path))")
+            }
+            defer { munmap(mapping, size) }
+            let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
+            for (key, location) in state.index where location.offset + location.length <= size {
+                try body(key, UnsafeRawBufferPointer(rebasing: buffer[location.offset..<(location.offset + location.length)]))
+            }
+        }
+    }
+
+    /// The latest value of `key`, counting changes queued but not yet on disk; nil when the key
+    /// is deleted or was never written.
+    public func value(forKey key: String) -> [UInt8]? {
+        state.withLock { state in
+            // The newest change wins: those queued, then those being written, then the file.
+            if let change = Self.latestChange(of: key, in: state.pending) ?? Self.latestChange(of: key, in: state.writing) {
+                guard case .put(_, let value) = change else { return nil }
+                return value
+            }
+            return state.index[key].flatMap { Self.read($0, from: state.fd) }
+        }
+    }
+
+    /// The value at `location` of the file open as `fd`; nil when it cannot be read (a failure
+    /// the next write or sync reports).
+    private static func read(_ location: Location, from fd: Int32) -> [UInt8]? {
+        var value = [UInt8](repeating: 0, count: location.length)
+        var done = 0
+        while done < location.length {
+            let count = value.withUnsafeMutableBytes { buffer -> Int in
+                // Never nil here (the loop runs only for a value of 1 byte or more).
+                guard let base = buffer.baseAddress else {
+                    errno = EIO
+                    return -1
+                }
+                return pread(fd, base + done, location.length - done, off_t(location.offset + done))
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            done += count
+        }
+        return value
+    }
+
+    private static func latestChange(of key: String, in changes: [Change]) -> Change? {
+        changes.last { change in
+            switch change {
+            case .put(key, _), .delete(key): return true
+            default: return false
+            }
+        }
+    }
+}
