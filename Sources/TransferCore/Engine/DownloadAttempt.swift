@@ -110,26 +110,17 @@ struct DownloadAttempt: Sendable {
         // Judged on the Location field itself: FoundationNetworking turns some targets (file:…)
         // into a request to the same server before the engine sees them.
         if let location = redirect.location, let scheme = HTTPScheme.foreignScheme(ofLocation: location) {
-            _ = decide(.failure(.permanent(JobError(
-                code: .redirect,
-                message: "\(Redaction.url(redirect.from)) redirected to a \(scheme.prefix(20)): URL, which was refused: transferd speaks only http and https. "
-                    + "Ask the server's owner for an http or https link"))))
+            _ = decide(.failure(.foreignRedirect(from: redirect.from, scheme: scheme)))
             return
         }
         if redirects > settings.maxRedirects {
-            _ = decide(.failure(.permanent(JobError(
-                code: .redirect,
-                message: "\(Redaction.url(settings.url)) redirected more than \(settings.maxRedirects) times "
-                    + "(last to \(Redaction.url(redirect.target))); the server is probably caught in a redirect loop"))))
+            _ = decide(.failure(.redirectLoop(settings.url, most: settings.maxRedirects, last: redirect.target)))
             return
         }
         let from = redirect.from
         let target = redirect.target
         if from.scheme?.lowercased() == "https", target.scheme?.lowercased() != "https" {
-            _ = decide(.failure(.permanent(JobError(
-                code: .redirect,
-                message: "\(Redaction.url(from)) redirected to \(Redaction.url(target)), which is not https; "
-                    + "transferd does not downgrade a secure download. Submit the http URL yourself if you trust it"))))
+            _ = decide(.failure(.downgrade(from: from, to: target)))
             return
         }
         if target.host?.lowercased() != from.host?.lowercased() || target.port != from.port || target.scheme != from.scheme {
@@ -157,9 +148,7 @@ struct DownloadAttempt: Sendable {
         case .restartFromZero?:
             restarts += 1
             guard restarts <= settings.maxRestarts else {
-                return end(.permanent(JobError(
-                    code: .protocolViolation,
-                    message: "the server's answers to range requests do not agree with each other or with the file; gave up after \(restarts) restarts")))
+                return end(.inconsistentRanges(restarts: restarts))
             }
             ending = nil
             validator = nil
@@ -184,8 +173,7 @@ struct DownloadAttempt: Sendable {
             return [.nextSegment]
         }
         if let totalBytes, offset < totalBytes {
-            return end(.transient(JobError(
-                code: .connectionLost, message: "the connection to \(host) ended after \(offset) of \(totalBytes) bytes")))
+            return end(.connectionLost(host: host, after: offset, of: totalBytes))
         }
         return finish()
     }
@@ -220,16 +208,11 @@ struct DownloadAttempt: Sendable {
         status = response.status
         if let lengths = response.contentLength, let problem = ContentLength.conflict(lengths) {
             // RFC 9112 §6.3: differing lengths make the framing unknowable; the body cannot be trusted.
-            return refuse(.permanent(JobError(
-                code: .protocolViolation,
-                message: "\(host) sent \(problem); the answer's length cannot be trusted and nothing was kept")))
+            return refuse(.untrustedLength(host: host, problem: problem))
         }
         if let url = response.url, url != settings.url { finalURL = url }
         if let encoding = response.contentEncoding?.lowercased(), encoding != "identity" {
-            return refuse(.permanent(JobError(
-                code: .contentEncoding,
-                message: "the server sent the body with Content-Encoding \(encoding) although identity was asked for; "
-                    + "the bytes would not be the file's bytes")))
+            return refuse(.contentEncoding(encoding))
         }
         var actions: [Action] = []
         switch response.status {
@@ -310,19 +293,13 @@ struct DownloadAttempt: Sendable {
     private mutating func checkSize(_ response: Response) -> TransferFailure? {
         guard let totalBytes else { return nil }
         if let expected = settings.expectedSize, expected != totalBytes {
-            return .permanent(JobError(
-                code: .sizeMismatch,
-                message: "the server says \(Redaction.url(settings.url)) is \(totalBytes) bytes, but \(expected) were expected; "
-                    + "nothing was kept. Check the URL and the expected size, then submit again"))
+            return .unexpectedSize(settings.url, announced: totalBytes, expected: expected)
         }
         guard !checkedSpace else { return nil }
         checkedSpace = true
         let needed = totalBytes - offset
         guard let available = response.freeBytes, available - settings.diskReserveBytes < needed else { return nil }
-        return .transient(JobError(
-            code: .diskFull,
-            message: "\(response.directory) has \(available) bytes free, but the download needs \(needed) more and "
-                + "\(settings.diskReserveBytes) are kept free (disk_reserve_bytes); free some space: the job retries"))
+        return .noRoom(in: response.directory, available: available, needed: needed, reserve: settings.diskReserveBytes)
     }
 
     // MARK: - Steps
@@ -360,8 +337,7 @@ struct DownloadAttempt: Sendable {
         // Nothing but http and https ever reaches libcurl, which FoundationNetworking would
         // otherwise let speak FTP and more.
         guard HTTPScheme.isAllowed(url) else {
-            return end(.permanent(JobError(
-                code: .unsupportedURL, message: "\(Redaction.url(url)) is not an http or https URL; transferd speaks only http and https")))
+            return end(.notHTTP(url))
         }
         var range: ClosedRange<Int64>?
         var ifRange: String?
@@ -386,10 +362,7 @@ struct DownloadAttempt: Sendable {
     private mutating func finish() -> [Action] {
         isOver = true
         if let totalBytes, totalBytes != offset {
-            return [.fail(JobError(
-                code: .sizeMismatch,
-                message: "the server announced \(totalBytes) bytes but sent \(offset); the file was not kept. "
-                    + "Submit the job again; if it keeps happening, the server is sending a damaged response"))]
+            return [.fail(TransferFailure.shortBody(announced: totalBytes, sent: offset).error)]
         }
         return [.land]
     }
