@@ -53,5 +53,6 @@ enum DestinationChecks {
         if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
         try SubmitValidator.validateSize(params.size)
+        try SubmitValidator.validateTimes(notBefore: params.notBefore, deadline: params.deadline)
     }
 }

@@ -134,7 +134,7 @@ extension TransferManager {
             try SubmitValidator.validateID(id)
             if let existing = jobs[id] {
                 guard existing.idChosenByClient, existing.owner == owner else {
-                    throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                    throw Self.idConflict(id)
                 }
                 if existing.state.isTerminal {
                     // A cron job with a fixed id must not get last night's job back without a word.
@@ -148,7 +148,7 @@ extension TransferManager {
                     replaced = existing
                 } else if !isUpload {
                     guard existing.matches(params) else {
-                        throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                        throw Self.idConflict(id)
                     }
                     return .existing(existing)
                 }
@@ -156,8 +156,7 @@ extension TransferManager {
         }
         if isUpload {
             try SubmitValidator.validateTimes(notBefore: params.notBefore, deadline: params.deadline)
-            var admission = try admitUpload(
-                params, url: url, owner: owner, group: group, unfinished: jobs.unfinishedCount(of: owner), replacing: replaced != nil)
+            var admission = try admitUpload(params, url: url, owner: owner, group: group, replacing: replaced != nil)
             if case .new(var job, let url) = admission {
                 job.notBefore = params.notBefore
                 job.deadline = params.deadline
@@ -169,11 +168,10 @@ extension TransferManager {
         guard let destination = params.destination else {
             throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
         }
-        try DestinationChecks.checkParameters(params)
-        try SubmitValidator.validateTimes(notBefore: params.notBefore, deadline: params.deadline)
         let overwrite = params.overwrite ?? false
-        let sha256 = try SubmitValidator.validateSHA256(params.sha256)
+        // Done already when DestinationChecks ran for this submit.
         if !destinationChecked {
+            try DestinationChecks.checkParameters(params)
             let downloadOwner = DownloadOwner(uid: owner, gid: group)
             if params.createDirectories == true {
                 try DirectoryCreator.createDirectories(of: destination, roots: configuration.allowedRoots, owner: downloadOwner)
@@ -183,20 +181,9 @@ extension TransferManager {
                 try SubmitValidator.validateSpace(for: size, destination: destination, reserve: configuration.diskReserveBytes)
             }
         }
-        let unfinished = jobs.unfinishedCount(of: owner)
-        guard unfinished < configuration.maxJobsPerUser else {
-            throw CoreError(
-                .limitReached("max_jobs_per_user"),
-                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
-                    + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
-        }
-        if let busyID = jobs.writer(of: destination) {
-            // Another user's job is never named: its id would let the caller follow someone else's work.
-            let mine = jobs.summary(busyID)?.owner == owner
-            let who = mine ? "job \(busyID) is" : "another user's job is"
-            let fix = mine ? "wait for it or cancel it first" : "choose another destination"
-            throw CoreError(.destinationBusy, "\(who) already downloading to \(destination): \(fix)")
-        }
+        let sha256 = try SubmitValidator.validateSHA256(params.sha256)
+        try ensureRoom(for: owner)
+        try ensureNoWriter(of: destination, for: owner, otherwise: "choose another destination")
         if let replaced { forget([replaced]) }
         let id = params.id ?? newJobID()
         var job = JobRecord(
@@ -208,6 +195,32 @@ extension TransferManager {
         job.deadline = params.deadline
         nextOrder += 1
         return .new(job, url)
+    }
+
+    /// Refuses one more unfinished job for `owner` past `max_jobs_per_user`.
+    func ensureRoom(for owner: UInt32) throws(CoreError) {
+        let unfinished = jobs.unfinishedCount(of: owner)
+        guard unfinished < configuration.maxJobsPerUser else {
+            throw CoreError(
+                .limitReached("max_jobs_per_user"),
+                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
+                    + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
+        }
+    }
+
+    /// Refuses a download to `destination` while an unfinished job writes there; `otherwise` is
+    /// the way out when that job is another user's, whose id is never named (it would let the
+    /// caller follow someone else's work).
+    func ensureNoWriter(of destination: String, for owner: UInt32, otherwise: String) throws(CoreError) {
+        guard let busyID = jobs.writer(of: destination) else { return }
+        let mine = jobs.summary(busyID)?.owner == owner
+        let who = mine ? "job \(busyID) is" : "another user's job is"
+        let fix = mine ? "wait for it or cancel it first" : otherwise
+        throw CoreError(.destinationBusy, "\(who) already downloading to \(destination): \(fix)")
+    }
+
+    static func idConflict(_ id: String) -> CoreError {
+        CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
     }
 
     /// Cancels a queued or running job and removes its partial file.

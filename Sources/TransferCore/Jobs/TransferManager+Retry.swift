@@ -83,18 +83,8 @@ extension TransferManager {
                 .jobFinished, "job \(id) is an upload, and its copy of the file was freed when it ended: upload the file again (transferctl upload)")
         }
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; retry once it has restarted") }
-        if let busy = jobs.writer(of: job.destination) {
-            let mine = jobs.summary(busy)?.owner == job.owner
-            throw CoreError(
-                .destinationBusy,
-                "\(mine ? "job \(busy) is" : "another user's job is") downloading to \(job.destination) now: \(mine ? "wait for it or cancel it first" : "retry later")")
-        }
-        let unfinished = jobs.unfinishedCount(of: job.owner)
-        guard unfinished < configuration.maxJobsPerUser else {
-            throw CoreError(
-                .limitReached("max_jobs_per_user"),
-                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): wait for some to finish first")
-        }
+        try ensureNoWriter(of: job.destination, for: job.owner, otherwise: "retry later")
+        try ensureRoom(for: job.owner)
         if !Self.partialHolds(job) {
             job.checkpointBytes = 0
             job.validator = nil

@@ -9,7 +9,7 @@ extension TransferManager {
     /// Checks an upload submit and claims its spool copy; returns the record to write, or the
     /// existing job its id names (the new copy is then freed).
     /// `replacing`: the job its id names has ended and is being replaced (checked by `admit`).
-    func admitUpload(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, unfinished: Int, replacing: Bool) throws(CoreError) -> Admission {
+    func admitUpload(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, replacing: Bool) throws(CoreError) -> Admission {
         guard let spool else {
             throw CoreError(.invalidParameter("kind"), "this transferd takes no uploads (it has no spool)")
         }
@@ -23,7 +23,7 @@ extension TransferManager {
             try SubmitValidator.validateID(id)
             if let existing = jobs[id] {
                 guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
-                    throw CoreError(.idConflict, "job id \(id) already names a different request: choose another id, or resubmit exactly the same request")
+                    throw Self.idConflict(id)
                 }
                 // The repeated hand-off's copy is not needed: freed if it is the caller's and unclaimed.
                 if existing.spool != name { spool.discard(name, owner: owner) }
@@ -39,12 +39,7 @@ extension TransferManager {
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
-        guard unfinished < configuration.maxJobsPerUser else {
-            throw CoreError(
-                .limitReached("max_jobs_per_user"),
-                "you already have \(unfinished) unfinished jobs, the most one user may have (max_jobs_per_user): "
-                    + "wait for some to finish or cancel some, or ask the administrator to raise the limit")
-        }
+        try ensureRoom(for: owner)
         let entry = try spool.claim(name, owner: owner)
         if let sha256, sha256 != entry.sha256 {
             spool.release(name)
