@@ -86,9 +86,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // A statically linked FoundationNetworking calls CLinuxShims' host check through this
-            // (Sources/CLinuxShims/curl_host.c); a dynamic one finds it by symbol lookup.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--wrap=CFURLSessionCurlHostIsEqual"])]
+            // A statically linked FoundationNetworking calls CLinuxShims' host check and pause call
+            // through these (Sources/CLinuxShims/curl_host.c, curl_pause.c); a dynamic one finds
+            // them by symbol lookup.
+            linkerSettings: [
+                .unsafeFlags([
+                    "-Xlinker", "--wrap=CFURLSessionCurlHostIsEqual",
+                    "-Xlinker", "--wrap=CFURLSessionEasyHandleSetPauseState",
+                ])
+            ]
         ),
         .executableTarget(
             name: "transferctl",

@@ -17,6 +17,16 @@ int clinuxshims_limit_malloc_arenas(int arenas);
 /// Takes the place of FoundationNetworking's check of the same name (see curl_host.c).
 bool CFURLSessionCurlHostIsEqual(const char *url, const char *expectedHost);
 
+/// FoundationNetworking's result of a libcurl easy call (its CFURLSessionEasyCode).
+typedef struct CFURLSessionEasyCode {
+    int value;
+} CFURLSessionEasyCode;
+
+/// Pauses or unpauses sending and receiving on a libcurl easy handle; a handle whose transfer has
+/// ended is left as it is without an error. Takes the place of FoundationNetworking's call of the
+/// same name (see curl_pause.c).
+CFURLSessionEasyCode CFURLSessionEasyHandleSetPauseState(void *handle, int send, int receive);
+
 /// CRC-32C of `count` bytes, continuing `crc` (0 to start); uses the processor's instruction where
 /// there is one (see crc32c.c).
 uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);
