@@ -96,6 +96,10 @@ public struct Job: Codable, Hashable, Sendable {
     public var bytesSent: Int64?
     /// Uploads, once completed: the server's answer.
     public var response: UploadResponse?
+    /// Uploads: `plain`, `ietf` or `tus`, once the daemon knows which the server speaks.
+    public var uploadProtocol: UploadProtocol?
+    /// Resumable uploads: the upload resource the server created, which later attempts continue.
+    public var uploadUrl: String?
     /// Not started before this time.
     public var notBefore: Date?
     /// Failed as `time_limit` if not done by this time.

@@ -44,13 +44,17 @@ public enum Submit: RPCMethod {
         public var method: String?
         /// Uploads: the `Content-Type` to send.
         public var contentType: String?
+        /// Uploads: `auto` (the default), `ietf`, `tus` or `off` (see ``ResumableMode``).
+        public var resumable: String?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,
             overwrite: Bool? = nil, id: String? = nil, sha256: String? = nil, size: Int64? = nil,
             retry: RetryLimits? = nil, session: String? = nil, createDirectories: Bool? = nil,
-            kind: String? = nil, source: String? = nil, spool: String? = nil, method: String? = nil, contentType: String? = nil
+            kind: String? = nil, source: String? = nil, spool: String? = nil, method: String? = nil, contentType: String? = nil,
+            resumable: String? = nil
         ) {
+            self.resumable = resumable
             self.kind = kind
             self.source = source
             self.spool = spool

@@ -11,6 +11,25 @@ public enum UploadMethod: String, Codable, Sendable, CaseIterable {
     case patch = "PATCH"
 }
 
+/// How an upload continues after an interruption (`resumable` in `submit`).
+public enum ResumableMode: String, Codable, Sendable, CaseIterable {
+    /// Ask the server (OPTIONS) and use what it announces: tus, the IETF protocol, else plain.
+    case auto
+    /// The IETF "Resumable Uploads for HTTP" protocol (draft-ietf-httpbis-resumable-upload).
+    case ietf
+    /// tus 1.0 (creation, then PATCH from the server's offset).
+    case tus
+    /// A plain request: an interrupted upload is sent again from byte 0.
+    case off
+}
+
+/// The protocol an upload is being sent with, once the daemon knows it.
+public enum UploadProtocol: String, Codable, Sendable, CaseIterable {
+    case plain
+    case ietf
+    case tus
+}
+
 /// The server's answer to a completed upload: what a user needs to find what was created.
 public struct UploadResponse: Codable, Hashable, Sendable {
     /// The final HTTP status (2xx).

@@ -17,6 +17,8 @@ struct JobDetail {
                 ("kind", "upload"), ("source", TerminalText.printable(job.source ?? "-")), ("method", job.method ?? "PUT"),
                 ("sent", receivedText),
             ]
+            if let used = job.uploadProtocol { fields.append(("protocol", used == .plain ? "plain (no resume)" : used.rawValue)) }
+            if let resource = job.uploadUrl { fields.append(("upload url", TerminalText.printable(resource))) }
         } else {
             fields += [("destination", TerminalText.printable(job.destination)), ("received", receivedText)]
         }

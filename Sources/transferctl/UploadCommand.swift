@@ -18,7 +18,9 @@ struct UploadCommand: AsyncParsableCommand {
             against the daemon's spool quota until the upload ends. Prints the job's id (with \
             --json, the job); with --wait, shows progress on stderr until the job ends, then \
             exits 0 if the server accepted the file (2xx), 1 otherwise. transferctl status ID \
-            shows the server's answer (status, Location, ETag, body).
+            shows the server's answer (status, Location, ETag, body). An upload to a server that \
+            speaks tus 1.0 or the IETF resumable upload protocol continues where the server \
+            stopped after a dropped connection or a restart of transferd (--resumable).
             """
     )
 
@@ -46,6 +48,12 @@ struct UploadCommand: AsyncParsableCommand {
         valueName: "id"))
     var id: String?
 
+    @Option(help: ArgumentHelp(
+        "How an interrupted upload continues: auto (the default: what the server announces), ietf (the IETF "
+            + "resumable upload protocol), tus (tus 1.0), or off (send the whole file again).",
+        valueName: "mode"))
+    var resumable: String?
+
     @Option(help: ArgumentHelp("The file's expected SHA-256 (64 hex digits): a different file is not accepted.", valueName: "hex"))
     var sha256: String?
 
@@ -58,6 +66,9 @@ struct UploadCommand: AsyncParsableCommand {
         if url.isEmpty { throw ValidationError("URL must not be empty") }
         if let method, UploadMethod(rawValue: method.uppercased()) == nil {
             throw ValidationError("-X must be PUT, POST or PATCH")
+        }
+        if let resumable, ResumableMode(rawValue: resumable.lowercased()) == nil {
+            throw ValidationError("--resumable must be auto, ietf, tus or off")
         }
         if let id, !Limits.isValidName(id) {
             throw ValidationError("--id must be 1 to \(Limits.maxJobIDLength) characters of A-Z a-z 0-9 . _ -, and not . or .., e.g. nightly-db.2024")
@@ -83,7 +94,7 @@ struct UploadCommand: AsyncParsableCommand {
         var params = TransferProtocol.Submit.Params(
             url: url, destination: nil, headers: headerFields.isEmpty ? nil : headerFields, id: id, sha256: sha256,
             retry: jobOptions.retry, session: jobOptions.session, kind: JobKind.upload.rawValue, source: path, spool: spool,
-            method: method?.uppercased(), contentType: contentType)
+            method: method?.uppercased(), contentType: contentType, resumable: resumable?.lowercased())
         (params.notBefore, params.deadline) = jobOptions.times
         try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
     }

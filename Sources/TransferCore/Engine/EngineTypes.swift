@@ -25,6 +25,9 @@ public struct EngineConfiguration: Sendable {
     public var maximumConnectionsPerHost = 6
     /// Bytes of an upload's response body kept in the job (`upload_response_body_bytes`).
     public var uploadResponseBodyBytes = 64 << 10
+    /// Bytes in one append of a resumable upload (tus, IETF): each is read into memory once, and
+    /// at most this much is sent again after an interruption.
+    public var uploadSegmentBytes: Int64 = 8 << 20
     /// A delay added to every chunk written, to make the disk look slow in tests. Zero in production.
     public var writeDelayMicroseconds: UInt32 = 0
 
@@ -112,6 +115,9 @@ public enum EngineEvent: Sendable {
     case completed(jobID: String, bytes: Int64, sha256: String)
     /// An upload was answered with a 2xx after `bytes` were sent.
     case uploaded(jobID: String, bytes: Int64, response: UploadResponse)
+    /// A resumable upload learned its protocol, its upload resource, or how many bytes the server
+    /// holds (`offset`); the core keeps them for the next attempt.
+    case uploadProgressed(jobID: String, protocolUsed: UploadProtocol, resource: String?, offset: Int64)
     /// The transfer failed for good; its partial file is gone.
     case failed(jobID: String, error: JobError)
     /// The attempt failed in a way worth retrying; the partial file is kept with `kept.bytes`
@@ -124,7 +130,8 @@ public enum EngineEvent: Sendable {
     public var jobID: String {
         switch self {
         case .responded(let id, _, _, _, _, _, _), .checkpoint(let id, _, _), .completed(let id, _, _),
-            .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _), .uploaded(let id, _, _):
+            .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _), .uploaded(let id, _, _),
+            .uploadProgressed(let id, _, _, _):
             return id
         }
     }

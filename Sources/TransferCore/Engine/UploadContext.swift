@@ -20,15 +20,19 @@ final class UploadContext: @unchecked Sendable {
 
     struct Control {
         var phase: Phase = .active
-        var task: URLSessionUploadTask?
+        var task: URLSessionTask?
     }
 
     let request: TransferRequest
     let plan: UploadPlan
     let control = Mutex(Control())
     var attempt: UploadAttempt
-    /// Bytes of the file sent so far in this attempt, and when it began, for progress and rate.
+    /// Bytes of the file sent so far by the request in flight, the bytes the server held before
+    /// it (a resumable upload's offset), and when the attempt began, for progress and rate.
     let sent = Atomic<Int64>(0)
+    let base = Atomic<Int64>(0)
+    /// The server's offset when this attempt's first body began (-1 before): the rate counts only what the attempt sent.
+    private let firstBase = Atomic<Int64>(-1)
     let startedAt = MonotonicClock.nanoseconds()
 
     init(request: TransferRequest, plan: UploadPlan, attempt: UploadAttempt) {
@@ -38,6 +42,13 @@ final class UploadContext: @unchecked Sendable {
     }
 
     var phase: Phase { control.withLock { $0.phase } }
+
+    /// A request begins with the server holding `offset` bytes.
+    func beginRequest(at offset: Int64) {
+        sent.store(0, ordering: .relaxed)
+        base.store(offset, ordering: .relaxed)
+        _ = firstBase.compareExchange(expected: -1, desired: offset, ordering: .relaxed)
+    }
 
     /// Moves to `phase` unless it already left `active`; cancels the request. Returns whether it moved.
     func stop(as phase: Phase) -> Bool {
@@ -52,6 +63,9 @@ final class UploadContext: @unchecked Sendable {
     var progress: TransferProgress {
         let bytes = sent.load(ordering: .relaxed)
         let elapsed = max(MonotonicClock.nanoseconds() &- startedAt, 1)
-        return TransferProgress(bytes: bytes, bytesPerSecond: Int64(Double(bytes) * 1e9 / Double(elapsed)))
+        // The rate counts what this attempt sent: not the bytes the server held before it.
+        let sentInAttempt = max(0, bytes + base.load(ordering: .relaxed) - max(firstBase.load(ordering: .relaxed), 0))
+        return TransferProgress(
+            bytes: base.load(ordering: .relaxed) + bytes, bytesPerSecond: Int64(Double(sentInAttempt) * 1e9 / Double(elapsed)))
     }
 }

@@ -10,12 +10,28 @@ extension UploadRunner {
 
     func received(_ response: URLResponse, context: UploadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
-        let answer = (response as? HTTPURLResponse).map { http in
-            UploadAttempt.Response(
-                status: http.statusCode, location: http.value(forHTTPHeaderField: "Location"), etag: http.value(forHTTPHeaderField: "ETag"),
-                contentType: http.value(forHTTPHeaderField: "Content-Type"), retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
-        }
+        let answer = (response as? HTTPURLResponse).map(Self.answer)
         return perform(context.attempt.respond(answer), context)
+    }
+
+    /// What the attempt reads of a response's header fields.
+    static func answer(_ http: HTTPURLResponse) -> UploadAttempt.Response {
+        let field = { (name: String) in http.value(forHTTPHeaderField: name) }
+        var answer = UploadAttempt.Response(
+            status: http.statusCode, location: field("Location"), etag: field("ETag"), contentType: field("Content-Type"),
+            retryAfter: field("Retry-After"))
+        answer.uploadOffset = field("Upload-Offset").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+        // A structured-field boolean (RFC 8941): ?1 or ?0.
+        answer.uploadComplete = field("Upload-Complete").flatMap { value in
+            switch value.trimmingCharacters(in: .whitespaces) {
+            case "?1": return true
+            case "?0": return false
+            default: return nil
+            }
+        }
+        answer.announcesTus = field("Tus-Resumable") != nil || field("Tus-Version") != nil
+        answer.announcesIETF = field("Upload-Draft-Interop-Version") != nil || field("Upload-Limit") != nil
+        return answer
     }
 
     func received(_ data: Data, context: UploadContext) {
@@ -32,7 +48,7 @@ extension UploadRunner {
         context.control.withLock { $0.task = nil }
         switch context.phase {
         case .cancelling, .stopping:
-            end(context, .stopped(jobID: context.request.jobID, bytes: 0))
+            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
         case .active:
             let failure = error.map { FailureClassifier.network($0, url: context.request.url, idleTimeout: context.request.limits.idleTimeout) }
             perform(context.attempt.requestEnded(failure), context)

@@ -61,7 +61,15 @@ final class UploadRunner: @unchecked Sendable {
     private func begin(_ request: TransferRequest, _ plan: UploadPlan, refusal: TransferFailure?) {
         queues.assertOnDelegate()
         let jobID = request.jobID
-        let settings = UploadAttempt.Settings(url: request.url, size: plan.size, bodyLimit: configuration.uploadResponseBodyBytes)
+        var settings = UploadAttempt.Settings(url: request.url, size: plan.size, bodyLimit: configuration.uploadResponseBodyBytes)
+        settings.resumable = plan.resumable
+        settings.protocolUsed = plan.protocolUsed
+        settings.resource = plan.resource
+        settings.segmentBytes = configuration.uploadSegmentBytes
+        settings.contentType = plan.contentType
+        settings.fileName = plan.fileName
+        settings.method = plan.method
+        settings.contentDigest = plan.contentDigest
         enum Start { case stop, refuse(TransferFailure), run(UploadContext) }
         let decision: Start = state.withLock { state in
             state.starting.remove(jobID)
@@ -133,8 +141,10 @@ final class UploadRunner: @unchecked Sendable {
         let jobID = context.request.jobID
         for action in actions {
             switch action {
-            case .send:
-                send(context)
+            case .send(let request):
+                send(request, context)
+            case .record(let protocolUsed, let resource, let offset):
+                events.yield(.uploadProgressed(jobID: jobID, protocolUsed: protocolUsed, resource: resource?.absoluteString, offset: offset))
             case .acceptBody:
                 disposition = .allow
             case .cancelRequest:
@@ -144,7 +154,7 @@ final class UploadRunner: @unchecked Sendable {
                 end(context, .uploaded(jobID: jobID, bytes: context.plan.size, response: response))
             case .retryLater(let failure):
                 context.request.logger.info("upload interrupted", metadata: ["error": "\(failure.error.message)"])
-                end(context, .interrupted(jobID: jobID, error: failure.error, kept: Self.nothingKept(context.plan), retryAfter: failure.retryAfter))
+                end(context, .interrupted(jobID: jobID, error: failure.error, kept: Self.kept(context), retryAfter: failure.retryAfter))
             case .fail(let error):
                 context.request.logger.warning("upload failed", metadata: ["error": "\(error.message)"])
                 end(context, .failed(jobID: jobID, error: error))
@@ -158,13 +168,48 @@ final class UploadRunner: @unchecked Sendable {
         StoppedTransfer(bytes: 0, validator: nil, totalBytes: plan.size)
     }
 
-    private func send(_ context: UploadContext) {
-        guard let session else {
-            end(context, .stopped(jobID: context.request.jobID, bytes: 0))
+    /// What the next attempt starts from: a resumable upload's bytes the server holds.
+    static func kept(_ context: UploadContext) -> StoppedTransfer {
+        StoppedTransfer(bytes: context.attempt.keptBytes, validator: nil, totalBytes: context.plan.size)
+    }
+
+    /// Sends one request of the upload. A segment of the file is read on the I/O queue first,
+    /// into one bounded `Data`: FoundationNetworking sends it with `Content-Length`, and never
+    /// reads the file itself after the request ended.
+    private func send(_ request: UploadAttempt.Request, _ context: UploadContext) {
+        guard case .range(let range) = request.body else {
+            begin(request, body: nil, context)
             return
         }
-        let task = session.uploadTask(with: Self.request(for: context), fromFile: URL(fileURLWithPath: context.plan.spoolPath))
+        let path = context.plan.spoolPath
+        queues.onIO {
+            let body = Result { () throws(CoreError) -> Data in try Self.read(range, of: path) }
+            self.queues.onDelegate {
+                switch body {
+                case .success(let data):
+                    self.begin(request, body: data, context)
+                case .failure(let error):
+                    self.perform([.fail(JobError(code: .disk, message: error.message))], context)
+                }
+            }
+        }
+    }
+
+    private func begin(_ request: UploadAttempt.Request, body: Data?, _ context: UploadContext) {
+        queues.assertOnDelegate()
+        guard let session else {
+            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+            return
+        }
+        let urlRequest = Self.urlRequest(request, for: context)
+        let task: URLSessionTask
+        switch request.body {
+        case .none: task = session.dataTask(with: urlRequest)
+        case .wholeFile: task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: context.plan.spoolPath))
+        case .range: task = session.uploadTask(with: urlRequest, from: body ?? Data())
+        }
         task.taskDescription = context.request.jobID
+        context.beginRequest(at: context.attempt.progressBase)
         state.withLock { $0.byTask[task.taskIdentifier] = context }
         let sent: Bool = context.control.withLock { control in
             guard control.phase == .active else { return false }
@@ -174,23 +219,47 @@ final class UploadRunner: @unchecked Sendable {
         }
         if !sent {
             _ = state.withLock { $0.byTask.removeValue(forKey: task.taskIdentifier) }
-            end(context, .stopped(jobID: context.request.jobID, bytes: 0))
+            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
         }
     }
 
-    /// The request of an attempt: the job's headers, the method, Content-Type and Content-Digest.
-    /// FoundationNetworking adds Content-Length from the file's size.
-    static func request(for context: UploadContext) -> URLRequest {
-        var request = URLRequest(url: context.request.url)
-        request.httpMethod = context.plan.method
-        request.timeoutInterval = HTTPScheme.timeout(context.request.limits.idleTimeout)
-        for (name, value) in context.request.headers { request.setValue(value, forHTTPHeaderField: name) }
-        if let type = context.plan.contentType { request.setValue(type, forHTTPHeaderField: "Content-Type") }
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+    /// A request of the upload: the job's headers, then the request's own (method, Content-Type,
+    /// digests, the resumable protocol's fields). FoundationNetworking adds Content-Length from
+    /// the body's size.
+    static func urlRequest(_ request: UploadAttempt.Request, for context: UploadContext) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval = HTTPScheme.timeout(context.request.limits.idleTimeout)
+        for (name, value) in context.request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        if request.body == .wholeFile, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
+            urlRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         }
-        request.setValue(context.plan.contentDigest, forHTTPHeaderField: "Content-Digest")
-        return request
+        return urlRequest
+    }
+
+    /// Bytes `range` of the spool copy.
+    static func read(_ range: Range<Int64>, of path: String) throws(CoreError) -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CoreError(.internalFailure, "cannot open the spool copy \(path) (\(String(cString: strerror(errno)))): hand the file over again")
+        }
+        defer { close(fd) }
+        var data = Data(count: Int(range.count))
+        let done = data.withUnsafeMutableBytes { buffer -> Int in
+            var done = 0
+            while done < buffer.count {
+                let n = pread(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done, off_t(range.lowerBound) + off_t(done))
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return n < 0 ? -1 : done }
+                done += n
+            }
+            return done
+        }
+        guard done == range.count else {
+            throw CoreError(.internalFailure, "cannot read the spool copy \(path) at \(range.lowerBound) (\(done < 0 ? String(cString: strerror(errno)) : "it is shorter than it was")): hand the file over again")
+        }
+        return data
     }
 
     /// Reports how the upload ended and forgets it.

@@ -79,6 +79,11 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var method: String?
     public var contentType: String?
     public var response: UploadResponse?
+    /// Uploads: how the submitter asked it to resume (nil: `auto`), the protocol found for it,
+    /// and the upload resource a resumable protocol created, which every later attempt continues.
+    public var resumable: ResumableMode?
+    public var uploadProtocol: UploadProtocol?
+    public var uploadResource: String?
 
     public var isUpload: Bool { kind == .upload }
 

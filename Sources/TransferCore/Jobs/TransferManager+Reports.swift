@@ -62,6 +62,9 @@ extension TransferManager {
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
             uploadCompleted(job, bytes: bytes, response: response)
+        case .uploadProgressed(_, let protocolUsed, let resource, let offset):
+            guard job.state == .running else { return }
+            uploadProgressed(job, protocolUsed: protocolUsed, resource: resource, offset: offset)
         case .failed(_, let error):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }

@@ -32,6 +32,7 @@ extension TransferManager {
         }
         let method = try SubmitValidator.validateMethod(params.method)
         try SubmitValidator.validateContentType(params.contentType)
+        let resumable = try SubmitValidator.validateResumable(params.resumable)
         try SubmitValidator.validateHeaders(params.headers ?? [:])
         if let contentType = params.contentType, (params.headers ?? [:]).keys.contains(where: { $0.lowercased() == "content-type" }) {
             throw CoreError(.invalidHeader, "give the Content-Type once: as content_type (\(contentType.prefix(40))) or as a header, not both")
@@ -58,6 +59,7 @@ extension TransferManager {
         job.spool = name
         job.method = method.rawValue
         job.contentType = params.contentType
+        job.resumable = resumable == .auto ? nil : resumable
         job.sha256 = entry.sha256
         nextOrder += 1
         return .new(job, url)
@@ -66,9 +68,24 @@ extension TransferManager {
     /// What the engine sends for `job`; nil for a download.
     func uploadPlan(for job: JobRecord) -> UploadPlan? {
         guard job.isUpload, let spool, let path = job.spoolPath(in: spool) else { return nil }
-        return UploadPlan(
+        var plan = UploadPlan(
             spoolPath: path, method: job.method ?? UploadMethod.put.rawValue, contentType: job.contentType,
             size: job.totalBytes ?? 0, sha256: Self.bytes(ofHex: job.sha256 ?? ""))
+        plan.resumable = job.resumable ?? .auto
+        plan.protocolUsed = job.uploadProtocol
+        plan.resource = job.uploadResource.flatMap(URL.init(string:))
+        plan.fileName = job.source.map { String($0.split(separator: "/").last ?? "") }
+        return plan
+    }
+
+    /// Keeps what a resumable upload learned (its protocol, its resource, the server's offset),
+    /// so that the attempt after a restart continues it instead of starting again.
+    func uploadProgressed(_ record: JobRecord, protocolUsed: UploadProtocol, resource: String?, offset: Int64) {
+        var job = record
+        job.uploadProtocol = protocolUsed
+        job.uploadResource = resource
+        job.checkpointBytes = offset
+        save(job)
     }
 
     /// Records a 2xx answer: the job completes with it, and its copy is freed.

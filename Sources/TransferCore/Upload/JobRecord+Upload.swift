@@ -13,6 +13,8 @@ extension Job {
         job.source = record.source
         job.method = record.method
         job.response = record.response
+        job.uploadProtocol = record.uploadProtocol
+        job.uploadUrl = record.uploadResource.map(Redaction.acceptedURL)
         return job
     }
 }
@@ -25,7 +27,7 @@ extension JobRecord {
         guard kind == (self.kind ?? .download) else { return false }
         guard kind == .upload else { return true }
         return method == (params.method?.uppercased() ?? UploadMethod.put.rawValue) && contentType == params.contentType
-            && source == params.source
+            && source == params.source && (resumable ?? .auto) == ResumableMode(rawValue: params.resumable?.lowercased() ?? "auto")
     }
 
     /// The spool file of an upload.

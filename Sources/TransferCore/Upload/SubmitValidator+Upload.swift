@@ -34,6 +34,17 @@ extension SubmitValidator {
         return method
     }
 
+    /// How an upload resumes: `auto` when not given.
+    static func validateResumable(_ text: String?) throws(CoreError) -> ResumableMode {
+        guard let text else { return .auto }
+        guard let mode = ResumableMode(rawValue: text.lowercased()) else {
+            throw CoreError(
+                .invalidParameter("resumable"),
+                "resumable '\(text.prefix(20))' is not a way to resume an upload: give auto (the default), ietf, tus or off")
+        }
+        return mode
+    }
+
     /// A Content-Type value: printable, bounded, no line breaks (it becomes a header).
     static func validateContentType(_ text: String?) throws(CoreError) {
         guard let text else { return }

@@ -11,9 +11,13 @@ struct UploadAttemptTests {
 
     static func started(bodyLimit: Int = 64) -> UploadAttempt {
         var attempt = UploadAttempt(settings: .init(url: url, size: 2 << 20, bodyLimit: bodyLimit))
-        #expect(attempt.proceed() == [.send])
+        #expect(attempt.proceed() == [plainSend])
         return attempt
     }
+
+    /// A plain upload's one request: the whole file with the job's method.
+    static let plainSend = UploadAttempt.Action.send(
+        .init(method: "PUT", url: url, headers: ["Content-Digest": ""], body: .wholeFile))
 
     static func response(_ status: Int, retryAfter: String? = nil) -> UploadAttempt.Response {
         UploadAttempt.Response(status: status, location: "/stored/1", etag: "\"abc\"", contentType: "text/plain", retryAfter: retryAfter)
@@ -100,7 +104,7 @@ struct UploadAttemptTests {
         var attempt = Self.started()
         _ = attempt.respond(Self.response(503))
         attempt.received(Data("busy".utf8))
-        #expect(attempt.proceed() == [.send])
+        #expect(attempt.proceed() == [Self.plainSend])
         #expect(attempt.response == nil && attempt.body.isEmpty)
     }
 }
