@@ -48,6 +48,9 @@ extension ResumableUploadStore {
                 guard let complete = parseBoolean(request.header("Upload-Complete")) else {
                     return refuse(400, [], "Upload-Complete is missing or invalid")
                 }
+                // An append still in flight (its client gone, its connection not yet seen closing)
+                // stops here, so that the offset compared is final and the client is not refused until then.
+                storage.supersede(resource)
                 guard offset == record.offset else {
                     return refuse(
                         409, [("Upload-Offset", String(record.offset)), ("Upload-Complete", "?0")],

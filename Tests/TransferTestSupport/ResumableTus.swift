@@ -40,6 +40,9 @@ extension ResumableUploadStore {
                 guard let offset = request.header("Upload-Offset").flatMap(parseNonNegative) else {
                     return refuse(400, [], "Upload-Offset is missing or invalid")
                 }
+                // An append still in flight (its client gone, its connection not yet seen closing)
+                // stops here, so that the offset compared is final and the client is not refused until then.
+                storage.supersede(resource)
                 guard offset == held.record.offset else {
                     return refuse(409, [("Upload-Offset", String(held.record.offset))], "Upload-Offset \(offset) but \(held.record.offset) held")
                 }

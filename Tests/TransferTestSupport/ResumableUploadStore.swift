@@ -228,6 +228,11 @@ extension ResumableUploadStore.Storage {
         return token
     }
 
+    /// Stops the append in flight on `resourcePath`, if any: its next chunk is refused and its connection closed.
+    mutating func supersede(_ resourcePath: String) {
+        resources[resourcePath]?.appender = nil
+    }
+
     /// Forgets the bytes of `resourcePath` (DELETE); the record stays.
     mutating func terminate(_ resourcePath: String) {
         guard let resource = resources[resourcePath], !resource.terminated else { return }
