@@ -185,6 +185,37 @@ struct ResumableUploadServerTests {
         }
     }
 
+    @Test func anAppendTakesOverFromOneStillInFlight() async throws {
+        try await withResumableServer(.tus) { server, client in
+            let content = TestContent(seed: 16, size: mebibyte)
+            let created = try await client.run(server.url("/files"), "-X", "POST", "-H", tus, "-H", "Upload-Length: \(content.size)")
+            let location = try #require(created.header("Location"))
+            let whole = try client.file(content, 0..<content.size)
+            // A slow append, as from a client that stalled.
+            let slow = Task {
+                try await client.run(location, "-X", "PATCH", "-H", tus, "-H", octets, "-H", "Upload-Offset: 0",
+                    "--limit-rate", "64K", "--data-binary", "@" + whole)
+            }
+            try await waitUntil("the slow append to start", seconds: 20) {
+                (server.resumableUploads(for: "/files").first?.offset ?? 0) > 0
+            }
+            // A newer append stops it; its offset is then final.
+            let conflict = try await client.run(location, "-X", "PATCH", "-H", tus, "-H", octets, "-H", "Upload-Offset: 0",
+                "--data-binary", "x")
+            #expect(conflict.status == 409)
+            let heldText = try #require(conflict.header("Upload-Offset"))
+            let held = try #require(Int64(heldText))
+            #expect(held > 0)
+            let rest = try await client.run(location, "-X", "PATCH", "-H", tus, "-H", octets, "-H", "Upload-Offset: \(held)",
+                "--data-binary", "@" + client.file(content, held..<content.size))
+            #expect(rest.status == 204)
+            #expect(try await slow.value.exitCode != 0)
+            let record = try #require(server.resumableUploads(for: "/files").first)
+            #expect(record.sha256 == content.sha256Hex())
+            #expect(record.requests.contains { $0.hasSuffix("superseded") })
+        }
+    }
+
     @Test func understatedOffsetMakesTheClientResendAndTheHashStillMatches() async throws {
         let understatement: Int64 = 1000
         try await withResumableServer(.ietf, behaviour: .understateOffset(by: understatement)) { server, client in
