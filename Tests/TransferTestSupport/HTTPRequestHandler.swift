@@ -14,6 +14,8 @@ final class HTTPRequestHandler: ChannelInboundHandler {
     private var active = true
     /// The upload being received, when the request is one.
     private var upload: UploadReceiver?
+    /// The resumable-upload request being received, when the request is one.
+    private var resumable: ResumableExchange?
 
     init(state: ServerState, chunkSize: Int) {
         self.state = state
@@ -23,6 +25,17 @@ final class HTTPRequestHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            if let plan = state.resumable.plan(for: head, fallbackAuthority: Self.authority(of: context.channel)) {
+                state.log(head)
+                resumable = ResumableExchange(store: state.resumable, plan: plan)
+                requestHead = head
+                for interim in plan.interim {
+                    let status = HTTPResponseStatus(statusCode: interim.status)
+                    context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: interim.headers))), promise: nil)
+                }
+                if !plan.interim.isEmpty { context.flush() }
+                return
+            }
             if let receiver = state.uploads.begin(head) {
                 upload = receiver
                 requestHead = head
@@ -30,6 +43,12 @@ final class HTTPRequestHandler: ChannelInboundHandler {
             }
             requestHead = head
         case .body(let buffer):
+            if let resumable, !resumable.receive(buffer) {
+                self.resumable = nil
+                requestHead = nil
+                active = false
+                context.close(promise: nil)
+            }
             if let upload, !upload.receive(buffer) {
                 self.upload = nil
                 requestHead = nil
@@ -37,6 +56,12 @@ final class HTTPRequestHandler: ChannelInboundHandler {
                 context.close(promise: nil)
             }
         case .end:
+            if let resumable, let head = requestHead {
+                self.resumable = nil
+                requestHead = nil
+                answerUpload(resumable.finish(), request: head, context: context)
+                return
+            }
             if let upload, let head = requestHead {
                 self.upload = nil
                 requestHead = nil
@@ -51,11 +76,16 @@ final class HTTPRequestHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         active = false
+        // A resumable upload keeps what arrived before the connection went.
+        resumable?.abort()
+        resumable = nil
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         active = false
+        resumable?.abort()
+        resumable = nil
         context.close(promise: nil)
     }
 

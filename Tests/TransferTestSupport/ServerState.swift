@@ -27,6 +27,8 @@ final class ServerState: Sendable {
     private let storage = Mutex(Storage())
     /// The paths that take uploads, and what they received.
     let uploads = UploadPaths()
+    /// The paths that take resumable uploads (tus, IETF), and their uploads.
+    let resumable = ResumableUploadStore()
 
     /// Seconds since 1970 of the Last-Modified of original content; a replacement is a day later.
     private static let baseModificationTime: Int64 = 1_700_000_000
@@ -90,6 +92,13 @@ final class ServerState: Sendable {
             storage.closing = true
             return Array(storage.connections.values)
         }
+    }
+
+    /// Records `head` in the request log (for requests answered elsewhere, e.g. resumable uploads).
+    func log(_ head: HTTPRequestHead) {
+        let path = String(head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        let record = RecordedRequest(method: head.method.rawValue, uri: head.uri, path: path, headers: head.headers.map { ($0.name, $0.value) })
+        storage.withLock { $0.log.append(record) }
     }
 
     /// Records `head` and decides the answer, updating the path's counters.

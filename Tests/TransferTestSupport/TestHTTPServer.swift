@@ -72,6 +72,7 @@ public final class TestHTTPServer: Sendable {
         for connection in state.beginClosing() {
             try? await connection.close()
         }
+        state.resumable.removeAll()
     }
 
     /// `http://<host>:<port>`.
