@@ -59,7 +59,8 @@ final class HTTPRequestHandler: ChannelInboundHandler {
             if let resumable, let head = requestHead {
                 self.resumable = nil
                 requestHead = nil
-                answerUpload(resumable.finish(), request: head, context: context)
+                // A stalled request is never answered: the client waits until it gives up or goes.
+                if !resumable.stalled { answerUpload(resumable.finish(), request: head, context: context) }
                 return
             }
             if let upload, let head = requestHead {

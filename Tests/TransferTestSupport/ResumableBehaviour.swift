@@ -11,6 +11,8 @@ public enum ResumableProtocol: Sendable {
 /// Switches combine with ``combined(with:)``.
 public struct ResumableBehaviour: Sendable {
     var drop: (bytes: Int64, times: Int)?
+    var dropAtOffset: (offset: Int64, times: Int)?
+    var stallAtOffset: (offset: Int64, times: Int)?
     var understatement: (bytes: Int64, times: Int)?
     var forcedStatus: (code: Int, times: Int, retryAfter: String?)?
     var interim104 = false
@@ -28,6 +30,25 @@ public struct ResumableBehaviour: Sendable {
     public static func dropAfter(bytes: Int64, times: Int = 1) -> ResumableBehaviour {
         var behaviour = ResumableBehaviour()
         behaviour.drop = (max(0, bytes), times)
+        return behaviour
+    }
+
+    /// For each of the first `times` appends that would carry the upload past `offset`: keep the
+    /// body up to `offset` exactly, then close the connection (a drop "at 40 %" of the whole upload,
+    /// whatever the client's request sizes).
+    public static func dropAtOffset(_ offset: Int64, times: Int = 1) -> ResumableBehaviour {
+        var behaviour = ResumableBehaviour()
+        behaviour.dropAtOffset = (max(0, offset), times)
+        return behaviour
+    }
+
+    /// For each of the first `times` appends that would carry the upload past `offset`: keep the
+    /// body up to `offset`, then take in and throw away the rest without counting it, and never
+    /// answer (the connection stays open until the client goes). A client killed then finds the
+    /// upload at exactly `offset`.
+    public static func stallAtOffset(_ offset: Int64, times: Int = 1) -> ResumableBehaviour {
+        var behaviour = ResumableBehaviour()
+        behaviour.stallAtOffset = (max(0, offset), times)
         return behaviour
     }
 
@@ -63,6 +84,8 @@ public struct ResumableBehaviour: Sendable {
     public func combined(with other: ResumableBehaviour) -> ResumableBehaviour {
         var behaviour = self
         behaviour.drop = other.drop ?? drop
+        behaviour.dropAtOffset = other.dropAtOffset ?? dropAtOffset
+        behaviour.stallAtOffset = other.stallAtOffset ?? stallAtOffset
         behaviour.understatement = other.understatement ?? understatement
         behaviour.forcedStatus = other.forcedStatus ?? forcedStatus
         behaviour.interim104 = interim104 || other.interim104

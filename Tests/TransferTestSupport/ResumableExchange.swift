@@ -41,6 +41,9 @@ struct AppendPlan {
     var limit: Int64?
     /// The body bytes after which the connection is dropped (``ResumableBehaviour/dropAfter(bytes:times:)``).
     var dropAt: Int64?
+    /// The body bytes after which the rest is thrown away and no answer is sent
+    /// (``ResumableBehaviour/stallAtOffset(_:times:)``).
+    var stallAt: Int64?
     var rule: CompletionRule
 }
 
@@ -54,6 +57,8 @@ final class ResumableExchange {
     private var kept: Int64 = 0
     private var overflowed = false
     private var ended = false
+    /// The request stalled: nothing more is kept, and it gets no answer.
+    private(set) var stalled = false
 
     init(store: ResumableUploadStore, plan: ResumablePlan) {
         self.store = store
@@ -62,12 +67,18 @@ final class ResumableExchange {
 
     /// Takes body bytes; false when the connection must be closed now (a drop, or a takeover).
     func receive(_ buffer: ByteBuffer) -> Bool {
+        if stalled { return true }
         guard let append = plan.append, let resource = plan.resource, !ended else {
             if let resource = plan.resource { store.countDiscarded(buffer.readableBytes, for: resource) }
             return true
         }
         var buffer = buffer
         var cut = false
+        var stall = false
+        if let stallAt = append.stallAt, arrived + Int64(buffer.readableBytes) >= stallAt {
+            buffer = buffer.getSlice(at: buffer.readerIndex, length: Int(max(0, stallAt - arrived))) ?? ByteBuffer()
+            stall = true
+        }
         if let dropAt = append.dropAt, arrived + Int64(buffer.readableBytes) >= dropAt {
             buffer = buffer.getSlice(at: buffer.readerIndex, length: Int(max(0, dropAt - arrived))) ?? ByteBuffer()
             cut = true
@@ -80,6 +91,11 @@ final class ResumableExchange {
         case .appended(let count, let over):
             kept += count
             overflowed = overflowed || over
+        }
+        if stall {
+            end(note: "stalled", rule: .never)
+            stalled = true
+            return true
         }
         if cut {
             end(note: "dropped", rule: plan.tus ? .atDeclaredLength : .never)

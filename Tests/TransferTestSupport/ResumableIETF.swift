@@ -69,7 +69,8 @@ extension ResumableUploadStore {
                 storage.resources[resource]?.record.declaredLength = length
                 let append = AppendPlan(
                     token: storage.claim(resource), label: "PATCH", start: offset, limit: length,
-                    dropAt: storage.takeDrop(path, hasBody: request.hasBody), rule: complete ? .now : .never)
+                    dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: offset),
+                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: offset), rule: complete ? .now : .never)
                 return ResumablePlan(tus: false, resource: resource, append: append, final: .ietfAppended(complete: complete))
             case .DELETE:
                 storage.terminate(resource)
@@ -100,7 +101,8 @@ extension ResumableUploadStore {
             }
             let append = AppendPlan(
                 token: storage.claim(resource), label: label + " plain", start: 0, limit: nil,
-                dropAt: storage.takeDrop(path, hasBody: request.hasBody), rule: .now)
+                dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: 0),
+                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: 0), rule: .now)
             return ResumablePlan(tus: false, resource: resource, location: request.origin + resource, append: append, final: .plain)
         }
         guard let complete = parseBoolean(completeHeader) else { return fixed(400, [], "Upload-Complete is invalid") }
@@ -122,7 +124,8 @@ extension ResumableUploadStore {
             tus: false, resource: resource, location: location,
             append: AppendPlan(
                 token: storage.claim(resource), label: label, start: 0, limit: length,
-                dropAt: storage.takeDrop(path, hasBody: request.hasBody), rule: complete ? .now : .never),
+                dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: 0),
+                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: 0), rule: complete ? .now : .never),
             final: .ietfCreated(complete: complete))
         if request.behaviour.interim104 {
             var headers = HTTPHeaders()

@@ -91,11 +91,35 @@ extension ResumableUploadStore {
 }
 
 extension ResumableUploadStore.Storage {
-    /// The drop due for an append to `path` that carries a body, counting it.
-    mutating func takeDrop(_ path: String, hasBody: Bool) -> Int64? {
-        guard hasBody, let drop = paths[path]?.behaviour.drop, let left = paths[path]?.dropsLeft, left > 0 else { return nil }
-        paths[path]?.dropsLeft = left - 1
-        return drop.bytes
+    /// The drop due for an append to `path` that carries a body and starts at `start`, counting
+    /// it: a cut after a number of the request's bytes, or where the upload reaches an offset.
+    mutating func takeDrop(_ path: String, hasBody: Bool, length: Int64?, start: Int64) -> Int64? {
+        guard hasBody else { return nil }
+        if let drop = paths[path]?.behaviour.drop, let left = paths[path]?.dropsLeft, left > 0 {
+            paths[path]?.dropsLeft = left - 1
+            return drop.bytes
+        }
+        if let cut = paths[path]?.behaviour.dropAtOffset, let left = paths[path]?.offsetDropsLeft, left > 0,
+            Self.crosses(cut.offset, start: start, length: length)
+        {
+            paths[path]?.offsetDropsLeft = left - 1
+            return cut.offset - start
+        }
+        return nil
+    }
+
+    /// Whether a body of `length` bytes (unknown: chunked) written from `start` carries the upload past `offset`.
+    static func crosses(_ offset: Int64, start: Int64, length: Int64?) -> Bool {
+        offset > start && (length.map { start + $0 > offset } ?? true)
+    }
+
+    /// Where an append to `path` starting at `start` stops being read (``ResumableBehaviour/stallAtOffset(_:times:)``), counting it.
+    mutating func takeStall(_ path: String, hasBody: Bool, length: Int64?, start: Int64) -> Int64? {
+        guard hasBody, let stall = paths[path]?.behaviour.stallAtOffset, let left = paths[path]?.stallsLeft, left > 0,
+            Self.crosses(stall.offset, start: start, length: length)
+        else { return nil }
+        paths[path]?.stallsLeft = left - 1
+        return stall.offset - start
     }
 
     /// The offset a HEAD of `resource` under `path` reports: understated (and truncated) when due.

@@ -51,7 +51,8 @@ extension ResumableUploadStore {
                 }
                 let append = AppendPlan(
                     token: storage.claim(resource), label: "PATCH", start: offset, limit: held.record.declaredLength,
-                    dropAt: storage.takeDrop(path, hasBody: request.hasBody), rule: .atDeclaredLength)
+                    dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: offset),
+                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: offset), rule: .atDeclaredLength)
                 return ResumablePlan(tus: true, resource: resource, append: append, final: .tusAppended)
             case .DELETE:
                 storage.terminate(resource)
@@ -83,7 +84,8 @@ extension ResumableUploadStore {
         else { return fixed(500, [], "cannot create the upload's file") }
         let append = AppendPlan(
             token: storage.claim(resource), label: "POST", start: 0, limit: length,
-            dropAt: storage.takeDrop(path, hasBody: request.hasBody), rule: .atDeclaredLength)
+            dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: 0),
+                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: 0), rule: .atDeclaredLength)
         return ResumablePlan(
             tus: true, resource: resource, location: request.origin + resource, append: append, final: .tusCreated)
     }

@@ -15,6 +15,8 @@ final class ResumableUploadStore: Sendable {
         var protocolUsed: ResumableProtocol
         var behaviour: ResumableBehaviour
         var dropsLeft: Int
+        var offsetDropsLeft = 0
+        var stallsLeft = 0
         var understatementsLeft: Int
         var statusesLeft: Int
         /// Resource paths, in creation order.
@@ -66,6 +68,8 @@ final class ResumableUploadStore: Sendable {
                 protocolUsed: protocolUsed, behaviour: behaviour, dropsLeft: behaviour.drop?.times ?? 0,
                 understatementsLeft: behaviour.understatement?.times ?? 0,
                 statusesLeft: behaviour.forcedStatus?.times ?? 0)
+            entry.offsetDropsLeft = behaviour.dropAtOffset?.times ?? 0
+            entry.stallsLeft = behaviour.stallAtOffset?.times ?? 0
             entry.resources = storage.paths[path]?.resources ?? []
             storage.paths[path] = entry
         }
