@@ -335,7 +335,7 @@ public actor TransferManager {
     public var counts: JobCounts {
         JobCounts(
             running: running.count, queued: queue.count, waiting: retryTimers.count, total: jobs.count,
-            paused: jobs.unfinishedJobs.reduce(0) { $0 + ($1.paused == true ? 1 : 0) }, held: held)
+            paused: jobs.pausedCount, held: held)
     }
 
     /// Applies a changed configuration: a higher concurrency starts queued jobs at once, a lower
