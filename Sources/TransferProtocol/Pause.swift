@@ -41,7 +41,8 @@ public struct JobSelectionResult: Codable, Hashable, Sendable {
     public var jobs: [Job]
     /// Ids of `ids` that name no job the caller may see.
     public var notFound: [String]
-    /// Whether the daemon-wide hold is on after the request: present when root gave `all`.
+    /// Whether the daemon-wide hold is on after the request: true while it is on, false when
+    /// root's `all` lifted it (or found it off), absent otherwise.
     public var hold: Bool?
 
     public init(jobs: [Job], notFound: [String] = [], hold: Bool? = nil) {

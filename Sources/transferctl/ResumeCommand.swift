@@ -23,7 +23,9 @@ struct ResumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try selection.call(TransferProtocol.Resume.self, verb: "resumed", with: clientOptions) { hold in
-            hold ? nil : "the hold on transfers is lifted"
+            hold
+                ? "transferd holds all transfers (root's pause --all): none starts until root runs transferctl resume --all"
+                : "the hold on transfers is lifted"
         }
     }
 }

@@ -87,8 +87,9 @@ struct PauseResumeTests {
     func pauseAllHoldsNewSubmitsUntilResumeAll() async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon()
-        defer { daemon.cleanUp() }
-        try await daemon.start()
+        let notify = try NotifySocket(kind: .path, directory: daemon.directory)
+        defer { notify.close(); daemon.cleanUp() }
+        try await daemon.start(environment: ["NOTIFY_SOCKET": notify.address])
         let content = TestContent(seed: 1704, size: 128 << 10)
         server.serve("/later", content: content)
 
@@ -99,6 +100,9 @@ struct PauseResumeTests {
         #expect(job.state == .queued && job.paused == nil)
         let status = try await runTransferctl(["--socket", daemon.socketPath, "status"])
         #expect(status.stderr.contains("holds all transfers"), "\(status.stderr)")
+        try await waitUntil("STATUS= to say that transfers are held", seconds: 30) {
+            notify.messages.contains { $0.fields["STATUS"]?.contains("1 queued, 0 waiting; new transfers held") == true }
+        }
 
         #expect(daemon.terminate() == 0)
         try await daemon.start()

@@ -81,7 +81,7 @@ extension TransferManager {
         for id in ids where stoppingForPause.contains(id) {
             await withCheckedContinuation { pauseWaiters[id, default: []].append($0) }
         }
-        return result(ids, notFound: notFound, hold: selection.all == true && caller == 0 ? held : nil)
+        return result(ids, notFound: notFound, hold: holdAnswer(selection, caller: caller))
     }
 
     /// Resumes the paused jobs `selection` names that `caller` may see: each is queued again in its
@@ -123,7 +123,7 @@ extension TransferManager {
             emit(.resumed, job)
         }
         schedule()
-        return result(ids, notFound: notFound, hold: selection.all == true && caller == 0 ? held : nil)
+        return result(ids, notFound: notFound, hold: holdAnswer(selection, caller: caller))
     }
 
     /// Whether the daemon-wide hold is on.
@@ -196,6 +196,12 @@ extension TransferManager {
             (caller == 0 || job.owner == caller) && (session == nil || job.session == session)
         }
         return (chosen.sorted { $0.order < $1.order }.map(\.id), [])
+    }
+
+    /// `hold` in an answer: true while the hold is on (so a user sees why resumed jobs wait),
+    /// false after root's `all` lifted it, else absent.
+    private func holdAnswer(_ selection: JobSelection, caller: UInt32) -> Bool? {
+        held ? true : (selection.all == true && caller == 0 ? false : nil)
     }
 
     private func result(_ ids: [String], notFound: [String], hold: Bool?) -> JobSelectionResult {
