@@ -40,7 +40,10 @@ struct ManagerService: Service {
     /// The counts systemd shows as the unit's status.
     static func status(of manager: TransferManager) async -> String {
         let counts = await manager.counts
-        return "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting"
+        var status = "\(counts.running) running, \(counts.queued) queued, \(counts.waiting) waiting"
+        if counts.paused > 0 { status += ", \(counts.paused) paused" }
+        if counts.held { status += "; new transfers held (transferctl resume --all)" }
+        return status
     }
 
     private func housekeeping() async {

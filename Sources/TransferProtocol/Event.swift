@@ -10,6 +10,11 @@ public enum JobEventType: String, Codable, Sendable, CaseIterable {
     case progress
     /// An attempt failed in a way worth retrying; the job tries again at `next_attempt_at`.
     case waiting
+    /// The job was paused (`pause`): a running transfer has checkpointed and stopped; the job
+    /// (`queued`, `paused: true`) does not start until resumed.
+    case paused
+    /// A paused job was resumed: it is queued again in its submission order.
+    case resumed
     case completed
     case failed
     case cancelled
@@ -18,7 +23,7 @@ public enum JobEventType: String, Codable, Sendable, CaseIterable {
     public var isTerminal: Bool {
         switch self {
         case .completed, .failed, .cancelled: return true
-        case .queued, .started, .progress, .waiting: return false
+        case .queued, .started, .progress, .waiting, .paused, .resumed: return false
         }
     }
 

@@ -104,6 +104,9 @@ public struct Job: Codable, Hashable, Sendable {
     public var notBefore: Date?
     /// Failed as `time_limit` if not done by this time.
     public var deadline: Date?
+    /// True while the job is paused (`pause`): it keeps its place and partial file but does not
+    /// start until resumed. Absent when not paused.
+    public var paused: Bool?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

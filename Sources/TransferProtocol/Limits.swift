@@ -10,6 +10,8 @@ public enum Limits {
     public static let maxBatchCalls = 10_000
     /// Longest client-chosen job id (and session name).
     public static let maxJobIDLength = 128
+    /// The most ids one `pause` or `resume` may name.
+    public static let maxJobsPerSelection = 10_000
 
     /// Whether `name` may be a client-chosen job id or a session name: 1 to `maxJobIDLength`
     /// characters of `A-Z a-z 0-9 . _ -`, and not `.` or `..`.

@@ -92,6 +92,14 @@ extension Retry {
     public static var parameters: [String: ParameterShape]? { ["id": .string] }
 }
 
+extension Pause {
+    public static var parameters: [String: ParameterShape]? { ["ids": .list(.string), "session": .string, "all": .bool] }
+}
+
+extension Resume {
+    public static var parameters: [String: ParameterShape]? { ["ids": .list(.string), "session": .string, "all": .bool] }
+}
+
 extension Subscribe {
     public static var parameters: [String: ParameterShape]? { ["session": .string, "ids": .list(.string), "all": .bool] }
 }

@@ -63,12 +63,16 @@ public enum Status: RPCMethod {
         public var counts: [String: Int]?
         /// Present when more jobs match: the `cursor` of the next page.
         public var nextCursor: String?
+        /// True while the daemon-wide hold (root's `pause --all`) keeps transfers from starting;
+        /// absent otherwise.
+        public var hold: Bool?
 
-        public init(jobs: [Job], total: Int? = nil, counts: [String: Int]? = nil, nextCursor: String? = nil) {
+        public init(jobs: [Job], total: Int? = nil, counts: [String: Int]? = nil, nextCursor: String? = nil, hold: Bool? = nil) {
             self.jobs = jobs
             self.total = total
             self.counts = counts
             self.nextCursor = nextCursor
+            self.hold = hold
         }
     }
 }

@@ -6,6 +6,13 @@ extension Job {
     /// Bytes received for a download, bytes sent for an upload.
     var transferredBytes: Int64 { bytesSent ?? bytesReceived }
 
+    /// The state as the table and the detail view show it: `paused` for a paused job,
+    /// `running (pausing)` while its transfer stops.
+    var stateText: String {
+        guard paused == true else { return state.rawValue }
+        return state == .queued ? "paused" : "\(state.rawValue) (pausing)"
+    }
+
     /// Where the bytes go: the destination of a download, the URL of an upload.
     var target: String { kind == .upload ? "\(source ?? "-") -> \(url)" : destination }
 

@@ -9,7 +9,7 @@ struct JobDetail {
     func render() -> String {
         var fields: [(String, String)] = [
             ("id", TerminalText.printable(job.id)),
-            ("state", job.state.rawValue),
+            ("state", job.stateText),
             ("url", TerminalText.printable(job.url)),
         ]
         if job.kind == .upload {

@@ -9,7 +9,7 @@ struct JobTable {
         let header = ["ID", "STATE", "PROGRESS", "SIZE", "RATE", "DESTINATION"]
         let rows = jobs.map { job in
             [
-                TerminalText.printable(job.id), job.state.rawValue, job.percentText, job.sizeText,
+                TerminalText.printable(job.id), job.stateText, job.percentText, job.sizeText,
                 job.rateText, TerminalText.printable(job.target),
             ]
         }

@@ -107,7 +107,7 @@ struct ProgressReporter {
             let next = job.nextAttemptAt.flatMap { DurationFormatting.string(interval: max(0, $0.timeIntervalSince(now))) }.map { "; next attempt in " + $0 } ?? ""
             detail = " (attempt \(job.attempts) failed: \(reason)\(next))"
         }
-        return "job \(TerminalText.printable(job.id)): \(job.state.rawValue)\(detail)"
+        return "job \(TerminalText.printable(job.id)): \(job.stateText)\(detail)"
     }
 
     /// Draws one line per shown job below the text before it, replacing the previous drawing.

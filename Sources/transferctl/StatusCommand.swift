@@ -15,6 +15,9 @@ struct StatusCommand: AsyncParsableCommand {
             """
     )
 
+    /// Said under the list while root's `pause --all` holds every transfer.
+    static let holdLine = "transferd holds all transfers (pause --all): none starts until root runs transferctl resume --all"
+
     /// Rows of the table when neither --limit nor --all-jobs is given.
     static let defaultRows = 50
 
@@ -80,11 +83,15 @@ struct StatusCommand: AsyncParsableCommand {
             try list(client, states: states)
             return
         }
-        let jobs = try client.call(TransferProtocol.Status.self, .init(id: id)).jobs
+        let answer = try client.call(TransferProtocol.Status.self, .init(id: id))
+        let jobs = answer.jobs
         guard let job = jobs.first(where: { $0.id == id }) else {
             throw TransferCtlError.connectionBroken("transferd's status answer does not contain job \(id)")
         }
         if json { try JSONOutput.print(job) } else { print(JobDetail(job: job).render()) }
+        if !json, answer.hold == true {
+            StandardError.writeLine(Self.holdLine)
+        }
     }
 
     /// Prints the list page by page: the newest `--limit` (or every job with --all-jobs), oldest first.
@@ -94,10 +101,12 @@ struct StatusCommand: AsyncParsableCommand {
         var wanted = allJobs ? Int.max : (limit ?? Self.defaultRows)
         var shown: [Job] = []
         var total = 0
+        var held = false
         while wanted > 0 {
             query.limit = min(wanted, TransferProtocol.Status.maxLimit)
             let page = try client.call(TransferProtocol.Status.self, query)
             total = page.total ?? total
+            held = held || page.hold == true
             wanted -= page.jobs.count
             if allJobs, json {
                 // Every job, oldest first, streamed: memory stays flat however many there are.
@@ -108,6 +117,7 @@ struct StatusCommand: AsyncParsableCommand {
             guard let next = page.nextCursor, !page.jobs.isEmpty else { break }
             query.cursor = next
         }
+        if held, !json { StandardError.writeLine(Self.holdLine) }
         if allJobs, json { return }
         // Pages newest first (but --all-jobs) hold the newest jobs; they print oldest first.
         if !allJobs { shown.reverse() }

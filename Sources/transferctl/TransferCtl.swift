@@ -23,7 +23,8 @@ struct TransferCtl: AsyncParsableCommand {
             """,
         version: "transferctl \(transferdVersion) (protocol \(transferProtocolVersion))",
         subcommands: [
-            SubmitCommand.self, UploadCommand.self, StatusCommand.self, CancelCommand.self, RemoveCommand.self, CleanCommand.self,
+            SubmitCommand.self, UploadCommand.self, StatusCommand.self, CancelCommand.self, PauseCommand.self, ResumeCommand.self,
+            RemoveCommand.self, CleanCommand.self,
             RetryCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
             ReloadCommand.self, VersionCommand.self, MetricsCommand.self,
         ]

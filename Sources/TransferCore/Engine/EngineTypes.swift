@@ -123,7 +123,7 @@ public enum EngineEvent: Sendable {
     /// The attempt failed in a way worth retrying; the partial file is kept with `kept.bytes`
     /// durable. `retryAfter` is the server's requested wait in seconds, when it gave one.
     case interrupted(jobID: String, error: JobError, kept: StoppedTransfer, retryAfter: Double?)
-    /// The transfer stopped on request (cancel or shutdown); `bytes` are durable in the partial
+    /// The transfer stopped on request (cancel, pause or shutdown); `bytes` are durable in the partial
     /// file when it was kept.
     case stopped(jobID: String, bytes: Int64)
 
@@ -144,6 +144,16 @@ public enum CancelOutcome: Sendable, Equatable {
     /// The file is complete and being moved into place: it will complete.
     case landing
     /// The engine is not running that transfer (it has just ended).
+    case notRunning
+}
+
+/// What a request to stop one transfer (to pause it) found.
+public enum StopOutcome: Sendable, Equatable {
+    /// The transfer is stopping with its partial file synced; `.stopped` reports how far it got.
+    case stopping
+    /// The file is complete and being moved into place: it will complete.
+    case landing
+    /// The engine is not running that transfer (it has just ended, or is stopping already).
     case notRunning
 }
 

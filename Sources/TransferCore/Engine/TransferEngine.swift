@@ -70,6 +70,12 @@ public final class TransferEngine: TransferDriving {
         uploads.cancel(jobID: jobID) ?? runner.cancel(jobID: jobID)
     }
 
+    /// Stops one transfer the way shutdown does: the partial file is synced and kept, and
+    /// `.stopped` reports the bytes it holds, so a later start continues from them.
+    public func stop(jobID: String) -> StopOutcome {
+        uploads.stop(jobID: jobID) ?? runner.stop(jobID: jobID)
+    }
+
     /// Drops what an interrupted transfer kept in memory for its next attempt (its job was
     /// cancelled or failed while waiting).
     public func forget(jobID: String) {
@@ -112,6 +118,8 @@ public protocol TransferDriving: Sendable {
     func start(_ request: TransferRequest)
     /// Cancels a transfer, unless it is landing or has just ended.
     func cancel(jobID: String) -> CancelOutcome
+    /// Stops one transfer keeping its synced partial file (a pause); `.stopped` reports how far it got.
+    func stop(jobID: String) -> StopOutcome
     /// Drops what an interrupted transfer kept in memory for its next attempt.
     func forget(jobID: String)
     /// Stops every transfer and returns how far each got.

@@ -14,6 +14,8 @@ final class TransferRegistry: Sendable {
         var starting: Set<String> = []
         /// Of those, the ones cancelled before they began.
         var cancelledBeforeStart: Set<String> = []
+        /// Of those, the ones stopped (paused) before they began: their files are kept.
+        var stoppedBeforeStart: Set<String> = []
         /// Set by `stopAll`: transfers that begin from now on stop at once, keeping their files.
         var stoppingAll = false
         /// The running digests of interrupted transfers, so a retry in this run continues them
@@ -26,6 +28,8 @@ final class TransferRegistry: Sendable {
     enum Admission {
         case cancelled
         case stopping
+        /// Stopped by a pause while it was starting: nothing was written, the file is kept.
+        case stoppedBeforeStart
         case run
     }
 
@@ -46,7 +50,11 @@ final class TransferRegistry: Sendable {
     func admit(_ jobID: String, stoppedAs stopped: StoppedTransfer?, make: () -> TransferContext?) -> (Admission, TransferContext?) {
         state.withLock { state in
             state.starting.remove(jobID)
-            if state.cancelledBeforeStart.remove(jobID) != nil { return (.cancelled, nil) }
+            if state.cancelledBeforeStart.remove(jobID) != nil {
+                state.stoppedBeforeStart.remove(jobID)
+                return (.cancelled, nil)
+            }
+            if state.stoppedBeforeStart.remove(jobID) != nil { return (.stoppedBeforeStart, nil) }
             if state.stoppingAll, let stopped {
                 state.stopped[jobID] = stopped
                 return (.stopping, nil)
@@ -86,6 +94,18 @@ final class TransferRegistry: Sendable {
         state.withLock { state in
             if state.starting.contains(jobID) {
                 state.cancelledBeforeStart.insert(jobID)
+                return .some(nil)
+            }
+            return state.byJob[jobID].map { .some($0) } ?? nil
+        }
+    }
+
+    /// Finds a job to stop (pause): `.some(nil)` while it is still starting (it will not begin).
+    func stopTarget(_ jobID: String) -> TransferContext?? {
+        state.withLock { state in
+            if state.starting.contains(jobID) {
+                if state.cancelledBeforeStart.contains(jobID) { return nil }
+                state.stoppedBeforeStart.insert(jobID)
                 return .some(nil)
             }
             return state.byJob[jobID].map { .some($0) } ?? nil

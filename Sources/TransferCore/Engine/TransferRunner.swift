@@ -63,6 +63,22 @@ final class TransferRunner: @unchecked Sendable {
         }
     }
 
+    /// Stops one transfer as shutdown would, keeping its synced partial file.
+    func stop(jobID: String) -> StopOutcome {
+        guard let found = registry.stopTarget(jobID) else { return .notRunning }
+        guard let context = found else { return .stopping }
+        return context.control.withLock { control in
+            switch control.phase {
+            case .landing: return .landing
+            case .cancelling, .stopping: return .notRunning
+            case .active, .pausing:
+                control.phase = .stopping
+                control.task?.cancel()
+                return .stopping
+            }
+        }
+    }
+
     func stopAll() async -> [String: StoppedTransfer] {
         for context in registry.beginStoppingAll() {
             _ = context.move(from: [.active, .pausing], to: .stopping, cancellingTask: true)
@@ -97,6 +113,9 @@ final class TransferRunner: @unchecked Sendable {
             events.yield(.stopped(jobID: request.jobID, bytes: 0))
         case .stopping:
             events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? 0))
+        case .stoppedBeforeStart:
+            // Nothing was written: what the last checkpoint holds is still there for the next start.
+            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? request.resumeFrom))
         case .run:
             if let context {
                 perform(context.attempt.proceed(), context)

@@ -108,6 +108,22 @@ final class UploadRunner: @unchecked Sendable {
         return .cancelled
     }
 
+    /// Stops one upload (a pause); nil when the job is not an upload this runner knows. A plain
+    /// upload keeps nothing: it is sent from byte 0 when resumed.
+    func stop(jobID: String) -> StopOutcome? {
+        let context: UploadContext?? = state.withLock { state in
+            if state.starting.contains(jobID) {
+                // Stopped before it began: reported as `.stopped`, like a cancel at that point.
+                state.cancelledBeforeStart.insert(jobID)
+                return .some(nil)
+            }
+            return state.byJob[jobID].map { .some($0) }
+        }
+        guard let context else { return nil }
+        guard let context else { return .stopping }
+        return context.stop(as: .stopping) ? .stopping : .notRunning
+    }
+
     func stopAll() async {
         let running: [UploadContext] = state.withLock { state in
             state.stoppingAll = true

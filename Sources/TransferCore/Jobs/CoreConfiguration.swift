@@ -39,11 +39,17 @@ public struct JobCounts: Sendable, Equatable {
     public var waiting: Int
     /// Every job kept, finished ones included.
     public var total: Int
+    /// Unfinished jobs that are paused.
+    public var paused: Int
+    /// Whether the daemon-wide hold (root's `pause --all`) keeps new transfers from starting.
+    public var held: Bool
 
-    public init(running: Int, queued: Int, waiting: Int, total: Int) {
+    public init(running: Int, queued: Int, waiting: Int, total: Int, paused: Int = 0, held: Bool = false) {
         self.running = running
         self.queued = queued
         self.waiting = waiting
         self.total = total
+        self.paused = paused
+        self.held = held
     }
 }

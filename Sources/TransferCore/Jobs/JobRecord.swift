@@ -63,6 +63,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var notBefore: Date?
     /// Failed as `time_limit` if not done by this time.
     public var deadline: Date?
+    /// True while the job is paused: it is `queued` (or still `running` while its transfer stops)
+    /// but is not started until resumed. Nil when not paused, so older records read the same.
+    public var paused: Bool?
 
     /// When the job fails as `time_limit`: its time limit or its deadline, whichever is first.
     func endOfTime(maxTime: Double) -> Date {
@@ -107,6 +110,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
             .withKind(of: self, liveBytes: liveBytes)
             .withTimes(notBefore: notBefore, deadline: deadline)
+            .withPaused(paused == true && !state.isTerminal)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -149,6 +153,13 @@ public enum PartialPath {
 }
 
 extension Job {
+    /// The job marked as paused (the field is left out when it is not).
+    func withPaused(_ paused: Bool) -> Job {
+        var job = self
+        job.paused = paused ? true : nil
+        return job
+    }
+
     /// The job with its start time and deadline.
     func withTimes(notBefore: Date?, deadline: Date?) -> Job {
         var job = self

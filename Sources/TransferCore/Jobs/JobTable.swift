@@ -15,6 +15,8 @@ struct JobTable {
     private var writers: [String: String] = [:]
     /// Owner → how many unfinished jobs they have.
     private var unfinishedPerOwner: [UInt32: Int] = [:]
+    /// Unfinished jobs that are paused.
+    private(set) var pausedCount = 0
     /// A session's finished jobs whose terminal event it has not acknowledged: what `subscribe`
     /// replays and `ack` marks, without a pass over every job.
     private var unacknowledged: [SessionKey: Set<String>] = [:]
@@ -48,6 +50,7 @@ struct JobTable {
                 unfinished[id] = job
                 if !job.isUpload { writers[job.destination] = id }
                 unfinishedPerOwner[job.owner, default: 0] += 1
+                if job.paused == true { pausedCount += 1 }
             }
         }
     }
@@ -70,6 +73,7 @@ struct JobTable {
             if !old.isUpload, writers[old.destination] == id { writers[old.destination] = nil }
             let left = (unfinishedPerOwner[old.owner] ?? 1) - 1
             unfinishedPerOwner[old.owner] = left > 0 ? left : nil
+            if old.paused == true { pausedCount -= 1 }
         } else if let old = finished.removeValue(forKey: id) {
             if let key = old.unacknowledgedSession {
                 unacknowledged[key]?.remove(id)

@@ -103,7 +103,9 @@ extension TransferManager {
             replay = wanted.compactMap { jobs[$0] }.map { job in
                 job.state.isTerminal
                     ? terminalEvent(of: job)
-                    : JobEvent(seq: latestSeq[job.id] ?? 0, type: JobEventType(latestFor: job.state), time: Date(), job: view(job))
+                    : JobEvent(
+                        seq: latestSeq[job.id] ?? 0, type: job.paused == true && job.state == .queued ? .paused : JobEventType(latestFor: job.state),
+                        time: Date(), job: view(job))
             }
         } else {
             replay = []

@@ -76,9 +76,20 @@ extension TransferManager {
             job.checkpointBytes = kept.bytes
             job.validator = kept.validator
             job.totalBytes = kept.totalBytes
+            // A pause that met a failure on its way: held, not retried, until resumed.
+            if job.paused == true || stoppingForPause.contains(job.id) {
+                stoppedForPause(job, error: error)
+                return
+            }
             retryOrFail(job, error: error, retryAfter: retryAfter)
         case .stopped(_, let bytes):
             defer { transferEnded(job.id) }
+            if stoppingForPause.contains(job.id), job.state == .running {
+                countReceived(job.id, upTo: bytes)
+                job.checkpointBytes = bytes
+                stoppedForPause(job, error: nil)
+                return
+            }
             // Stopped for shutdown: it stays running in the journal and resumes on restart.
             // (A cancelled job's record was written by `cancel`.)
             guard job.state == .running else { return }
@@ -189,7 +200,7 @@ extension TransferManager {
 
     func startDue(_ id: String) {
         startTimers[id] = nil
-        guard let job = jobs[id], job.state == .queued, !queue.contains(id) else { return }
+        guard let job = jobs[id], job.state == .queued, job.paused != true, !queue.contains(id) else { return }
         // A time further ahead than one timer's wait: wait again.
         if let notBefore = job.notBefore, notBefore > Date() {
             armStart(id, at: notBefore)
@@ -203,7 +214,7 @@ extension TransferManager {
 
     func retryDue(_ id: String) {
         retryTimers[id] = nil
-        guard var job = jobs[id], job.state == .waiting else { return }
+        guard var job = jobs[id], job.state == .waiting, job.paused != true else { return }
         job.state = .queued
         job.nextAttemptAt = nil
         save(job)
@@ -222,6 +233,8 @@ extension TransferManager {
         generations[id] = nil
         countedBytes[id] = nil
         progressShown[id] = nil
+        stoppingForPause.remove(id)
+        pauseWaiters.removeValue(forKey: id)?.forEach { $0.resume() }
         schedule()
     }
 }

@@ -248,6 +248,7 @@ extension TransferManager {
         }
         releaseSpool(of: job)
         job.state = .cancelled
+        job.paused = nil
         job.finishedAt = Date()
         let event = ended(&job)
         jobs[id] = job

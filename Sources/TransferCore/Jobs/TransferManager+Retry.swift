@@ -93,6 +93,7 @@ extension TransferManager {
             job.furthestBytes = nil
         }
         job.state = .queued
+        job.paused = nil
         job.order = nextOrder
         nextOrder += 1
         job.restartedAt = Date()

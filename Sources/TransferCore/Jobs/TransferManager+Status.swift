@@ -9,7 +9,7 @@ extension TransferManager {
     /// whatever the number of jobs kept.
     public func status(_ query: Status.Params, caller: UInt32) throws(CoreError) -> Status.Result {
         if let id = query.id {
-            return Status.Result(jobs: [view(try visibleJob(id, caller: caller))])
+            return Status.Result(jobs: [view(try visibleJob(id, caller: caller))], hold: held ? true : nil)
         }
         let all = query.all == true
         guard caller == 0 || (!all && (query.owner == nil || query.owner == caller)) else {
@@ -52,6 +52,7 @@ extension TransferManager {
         let next = matches.count > limit ? page.last.map { String($0.order) } : nil
         return Status.Result(
             jobs: page.compactMap { jobs[$0.id].map(view) }, total: total,
-            counts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }), nextCursor: next)
+            counts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }), nextCursor: next,
+            hold: held ? true : nil)
     }
 }

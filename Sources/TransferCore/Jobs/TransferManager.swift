@@ -26,6 +26,13 @@ public actor TransferManager {
     var startTimers: [String: Task<Void, Never>] = [:]
     var nextOrder: UInt64 = 1
     var acceptingWork = true
+    /// The daemon-wide hold (root's `pause --all`): no transfer starts while it is on. Journaled
+    /// under `holdKey`.
+    var held = false
+    /// Jobs whose transfer a pause asked the engine to stop, until the engine reports it.
+    var stoppingForPause: Set<String> = []
+    /// Pause requests waiting for those transfers to stop.
+    var pauseWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Set once `run()` has applied every engine report (after shutdown ends the stream).
     var eventsDrained = false
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -56,6 +63,8 @@ public actor TransferManager {
 
     /// The journal key holding the reserved sequence numbers.
     static let sequenceKey = "meta/event-seq"
+    /// The journal key present while the daemon-wide hold is on.
+    static let holdKey = "meta/hold"
     /// Sequence numbers reserved at a time.
     static let sequenceBlock: UInt64 = 1 << 20
 
@@ -77,11 +86,16 @@ public actor TransferManager {
         }
         // Finished jobs are read as summaries (JobSummaryScan); only unfinished ones are decoded.
         var sequenceRecord: [UInt8]?
+        var holdRecord = false
         var recovered: [JobRecord] = []
         var finished: [(id: String, summary: FinishedJob)] = []
         try journal.forEachLiveValue { key, value in
             if key == Self.sequenceKey {
                 sequenceRecord = Array(value)
+                return
+            }
+            if key == Self.holdKey {
+                holdRecord = true
                 return
             }
             guard key.hasPrefix("job/") else { return }
@@ -99,6 +113,8 @@ public actor TransferManager {
                         + "run the transferd version that wrote it, or move the journal aside")
             }
         }
+        held = holdRecord
+        if holdRecord { logger.notice("new transfers are held (transferctl pause --all); transferctl resume --all lifts the hold") }
         if let sequenceRecord {
             // Numbers that high are damage (they would overflow long before they were used up).
             guard let reserved = try? decoder.decode(UInt64.self, from: Data(sequenceRecord)), reserved < 1 << 62 else {
@@ -148,6 +164,9 @@ public actor TransferManager {
                 // Not written here, the check holds again on the next start if this one is lost.
                 if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
                 Self.logger(logger, forJob: job.id).info("job had landed before the restart", metadata: ["bytes": "\(size)", "destination": "\(job.destination)"])
+            } else if job.state == .running, job.paused == true {
+                // Paused while its transfer was stopping: it stays paused, from its last checkpoint.
+                job.state = .queued
             } else if job.state == .running {
                 job.state = .queued
                 requeued.append(job)
@@ -161,7 +180,9 @@ public actor TransferManager {
         // A job whose start time is still ahead waits outside the queue (start() arms its timer).
         let now = Date()
         queue = requeued.map(\.id)
-            + recovered.filter { $0.state == .queued && !refused.contains($0.id) && !($0.notBefore.map { $0 > now } ?? false) }.map(\.id)
+            + recovered.filter {
+                $0.state == .queued && $0.paused != true && !refused.contains($0.id) && !($0.notBefore.map { $0 > now } ?? false)
+            }.map(\.id)
         if !requeued.isEmpty {
             logger.info("resuming interrupted transfers", metadata: ["count": "\(requeued.count)"])
         }
@@ -191,9 +212,9 @@ public actor TransferManager {
     // MARK: - Scheduling
 
     func schedule() {
-        while acceptingWork, running.count < configuration.maxConcurrentTransfers, !queue.isEmpty {
+        while acceptingWork, !held, running.count < configuration.maxConcurrentTransfers, !queue.isEmpty {
             let id = queue.removeFirst()
-            guard var job = jobs[id], job.state == .queued, let url = URL(string: job.url) else { continue }
+            guard var job = jobs[id], job.state == .queued, job.paused != true, let url = URL(string: job.url) else { continue }
             if let deadline = job.deadline, deadline <= Date() {
                 markFailed(
                     job, JobError(code: .timeLimit, message: "the job's deadline (\(WireCoding.formatTimestamp(deadline))) passed before it could start"))
@@ -237,7 +258,7 @@ public actor TransferManager {
         }
         // Jobs whose start time was still ahead at replay wait for it outside the queue.
         let queued = Set(queue)
-        for job in jobs.unfinishedJobs where job.state == .queued && !queued.contains(job.id) {
+        for job in jobs.unfinishedJobs where job.state == .queued && job.paused != true && !queued.contains(job.id) {
             if let notBefore = job.notBefore { armStart(job.id, at: notBefore) }
         }
         schedule()
@@ -312,7 +333,9 @@ public actor TransferManager {
 
     /// Counts for status lines.
     public var counts: JobCounts {
-        JobCounts(running: running.count, queued: queue.count, waiting: retryTimers.count, total: jobs.count)
+        JobCounts(
+            running: running.count, queued: queue.count, waiting: retryTimers.count, total: jobs.count,
+            paused: jobs.pausedCount, held: held)
     }
 
     /// Applies a changed configuration: a higher concurrency starts queued jobs at once, a lower

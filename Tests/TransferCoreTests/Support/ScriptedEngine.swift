@@ -10,6 +10,8 @@ final class ScriptedEngine: TransferDriving {
     let events: AsyncStream<EngineEvent>
     private let continuation: AsyncStream<EngineEvent>.Continuation
     private let state = Mutex<(started: [TransferRequest], cancelled: [String])>(([], []))
+    /// Per job, what `stop` answers and the bytes its `.stopped` report says were kept.
+    private let stops = Mutex<(outcomes: [String: StopOutcome], bytes: [String: Int64], stopped: [String])>(([:], [:], []))
 
     init() {
         (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
@@ -46,6 +48,26 @@ final class ScriptedEngine: TransferDriving {
         state.withLock { $0.cancelled.append(jobID) }
         report(.stopped(jobID: jobID, bytes: 0))
         return .cancelled
+    }
+
+    /// Scripts what stopping `jobID` answers, and the bytes its report says were kept.
+    func onStop(_ jobID: String, answer: StopOutcome = .stopping, keeping bytes: Int64 = 0) {
+        stops.withLock {
+            $0.outcomes[jobID] = answer
+            $0.bytes[jobID] = bytes
+        }
+    }
+
+    /// Every job a stop was asked for, in order.
+    var stopped: [String] { stops.withLock { $0.stopped } }
+
+    func stop(jobID: String) -> StopOutcome {
+        let (outcome, bytes) = stops.withLock { stops in
+            stops.stopped.append(jobID)
+            return (stops.outcomes[jobID] ?? .stopping, stops.bytes[jobID] ?? 0)
+        }
+        if outcome == .stopping { report(.stopped(jobID: jobID, bytes: bytes)) }
+        return outcome
     }
 
     func forget(jobID: String) {}
