@@ -71,10 +71,12 @@ struct UploadTests {
         let source = daemon.directory + "/source.bin"
         try writeContent(content, to: source)
         try await daemon.start()
-        let job = try await daemon.uploadJob(source, to: server.url("/store"), wait: true)
+        let job = try await daemon.uploadJob(source, to: server.url("/store"), ["--resumable", "off"], wait: true)
         #expect(job.state == .completed, "\(String(describing: job.error))")
         #expect(job.attempts == 2)
-        let received = server.uploads(for: "/store")
+        // A request that died on a reused connection before a byte of its body (libcurl sends it
+        // again on a new one) is not an attempt.
+        let received = server.uploads(for: "/store").filter { $0.bytes > 0 || $0.status != nil }
         #expect(received.count == 2, "\(received)")
         #expect(received.first?.bytes == content.size * 4 / 10)
         #expect(received.first?.status == nil)
