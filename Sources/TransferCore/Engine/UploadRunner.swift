@@ -109,7 +109,8 @@ final class UploadRunner: @unchecked Sendable {
     }
 
     /// Stops one upload (a pause); nil when the job is not an upload this runner knows. A plain
-    /// upload keeps nothing: it is sent from byte 0 when resumed.
+    /// upload keeps nothing: it is sent from byte 0 when resumed; a resumable one continues from
+    /// the offset the server reports.
     func stop(jobID: String) -> StopOutcome? {
         let context: UploadContext?? = state.withLock { state in
             if state.starting.contains(jobID) {
