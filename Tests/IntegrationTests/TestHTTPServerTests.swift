@@ -356,26 +356,3 @@ private func curl(_ url: String, _ arguments: String...) async throws -> CurlRes
     let body = FileManager.default.contents(atPath: bodyFile).map { [UInt8]($0) } ?? []
     return CurlResult(exitCode: run.exitCode, status: Int(run.stdout) ?? 0, headers: headers, body: body)
 }
-
-/// Runs curl with `arguments` without blocking a thread while it runs.
-private func runCurl(_ arguments: [String]) async throws -> (exitCode: Int32, stdout: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
-        process.terminationHandler = { finished in
-            continuation.resume(returning: finished.terminationStatus)
-        }
-        do {
-            try process.run()
-        } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-        }
-    }
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    return (exitCode, String(decoding: data, as: UTF8.self))
-}

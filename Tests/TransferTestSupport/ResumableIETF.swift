@@ -67,10 +67,9 @@ extension ResumableUploadStore {
                     return refuse(400, [], "the body does not fit Upload-Length")
                 }
                 storage.resources[resource]?.record.declaredLength = length
-                let append = AppendPlan(
-                    token: storage.claim(resource), label: "PATCH", start: offset, limit: length,
-                    dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: offset),
-                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: offset), rule: complete ? .now : .never)
+                let append = storage.appendPlan(
+                    resource, under: path, label: "PATCH", start: offset, limit: length, request: request,
+                    rule: complete ? .now : .never)
                 return ResumablePlan(tus: false, resource: resource, append: append, final: .ietfAppended(complete: complete))
             case .DELETE:
                 storage.terminate(resource)
@@ -99,10 +98,9 @@ extension ResumableUploadStore {
             guard let resource = storage.createResource(under: path, directory: directory, declaredLength: nil) else {
                 return fixed(500, [], "cannot create the upload's file")
             }
-            let append = AppendPlan(
-                token: storage.claim(resource), label: label + " plain", start: 0, limit: nil,
-                dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: 0),
-                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: 0), rule: .now)
+            let append = storage.appendPlan(
+                    resource, under: path, label: label + " plain", start: 0, limit: nil, request: request,
+                    rule: .now)
             return ResumablePlan(tus: false, resource: resource, location: request.origin + resource, append: append, final: .plain)
         }
         guard let complete = parseBoolean(completeHeader) else { return fixed(400, [], "Upload-Complete is invalid") }
@@ -122,10 +120,9 @@ extension ResumableUploadStore {
         let location = request.origin + resource
         var plan = ResumablePlan(
             tus: false, resource: resource, location: location,
-            append: AppendPlan(
-                token: storage.claim(resource), label: label, start: 0, limit: length,
-                dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: 0),
-                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: 0), rule: complete ? .now : .never),
+            append: storage.appendPlan(
+                    resource, under: path, label: label, start: 0, limit: length, request: request,
+                    rule: complete ? .now : .never),
             final: .ietfCreated(complete: complete))
         if request.behaviour.interim104 {
             var headers = HTTPHeaders()

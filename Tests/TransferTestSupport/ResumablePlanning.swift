@@ -91,6 +91,18 @@ extension ResumableUploadStore {
 }
 
 extension ResumableUploadStore.Storage {
+    /// An append of `request`'s body to `resource` (created under `path`) from `start`: it takes
+    /// the resource over and carries the drop or stall due.
+    mutating func appendPlan(
+        _ resource: String, under path: String, label: String, start: Int64, limit: Int64?, request: ResumableRequest,
+        rule: CompletionRule
+    ) -> AppendPlan {
+        AppendPlan(
+            token: claim(resource), label: label, start: start, limit: limit,
+            dropAt: takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: start),
+            stallAt: takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: start), rule: rule)
+    }
+
     /// The drop due for an append to `path` that carries a body and starts at `start`, counting
     /// it: a cut after a number of the request's bytes, or where the upload reaches an offset.
     mutating func takeDrop(_ path: String, hasBody: Bool, length: Int64?, start: Int64) -> Int64? {

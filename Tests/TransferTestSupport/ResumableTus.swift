@@ -49,10 +49,9 @@ extension ResumableUploadStore {
                 if let length = held.record.declaredLength, let size = request.contentLength, offset + size > length {
                     return refuse(400, [], "the body goes past Upload-Length")
                 }
-                let append = AppendPlan(
-                    token: storage.claim(resource), label: "PATCH", start: offset, limit: held.record.declaredLength,
-                    dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: offset),
-                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: offset), rule: .atDeclaredLength)
+                let append = storage.appendPlan(
+                    resource, under: path, label: "PATCH", start: offset, limit: held.record.declaredLength, request: request,
+                    rule: .atDeclaredLength)
                 return ResumablePlan(tus: true, resource: resource, append: append, final: .tusAppended)
             case .DELETE:
                 storage.terminate(resource)
@@ -82,10 +81,9 @@ extension ResumableUploadStore {
         if let size = request.contentLength, size > length { return fixed(400, [], "the body goes past Upload-Length") }
         guard let resource = storage.createResource(under: path, directory: directory, declaredLength: length)
         else { return fixed(500, [], "cannot create the upload's file") }
-        let append = AppendPlan(
-            token: storage.claim(resource), label: "POST", start: 0, limit: length,
-            dropAt: storage.takeDrop(path, hasBody: request.hasBody, length: request.contentLength, start: 0),
-                    stallAt: storage.takeStall(path, hasBody: request.hasBody, length: request.contentLength, start: 0), rule: .atDeclaredLength)
+        let append = storage.appendPlan(
+                    resource, under: path, label: "POST", start: 0, limit: length, request: request,
+                    rule: .atDeclaredLength)
         return ResumablePlan(
             tus: true, resource: resource, location: request.origin + resource, append: append, final: .tusCreated)
     }

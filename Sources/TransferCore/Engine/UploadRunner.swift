@@ -96,31 +96,29 @@ final class UploadRunner: @unchecked Sendable {
 
     /// nil when the job is not an upload this runner knows.
     func cancel(jobID: String) -> CancelOutcome? {
-        let context: UploadContext?? = state.withLock { state in
+        guard let context = claim(jobID) else { return nil }
+        _ = context?.stop(as: .cancelling)
+        return .cancelled
+    }
+
+    /// The running upload `jobID` (nil inside: it is still starting, and now will not send);
+    /// nil when this runner does not know the job. A job stopped before it began is reported as
+    /// `.stopped`.
+    private func claim(_ jobID: String) -> UploadContext?? {
+        state.withLock { state in
             if state.starting.contains(jobID) {
                 state.cancelledBeforeStart.insert(jobID)
                 return .some(nil)
             }
             return state.byJob[jobID].map { .some($0) }
         }
-        guard let context else { return nil }
-        _ = context?.stop(as: .cancelling)
-        return .cancelled
     }
 
     /// Stops one upload (a pause); nil when the job is not an upload this runner knows. A plain
     /// upload keeps nothing: it is sent from byte 0 when resumed; a resumable one continues from
     /// the offset the server reports.
     func stop(jobID: String) -> StopOutcome? {
-        let context: UploadContext?? = state.withLock { state in
-            if state.starting.contains(jobID) {
-                // Stopped before it began: reported as `.stopped`, like a cancel at that point.
-                state.cancelledBeforeStart.insert(jobID)
-                return .some(nil)
-            }
-            return state.byJob[jobID].map { .some($0) }
-        }
-        guard let context else { return nil }
+        guard let context = claim(jobID) else { return nil }
         guard let context else { return .stopping }
         return context.stop(as: .stopping) ? .stopping : .notRunning
     }
