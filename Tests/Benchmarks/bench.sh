@@ -459,11 +459,12 @@ transferd_upload_run() { # LABEL PID SOCKET FILE URL
 }
 
 # The spool hand-off alone: `transferctl upload` without --wait returns once the daemon has copied
-# FILE into its spool (copy_file_range) and synced the copy. Sets WALL_NS (start to exit), CPU_S and
-# PEAK_KIB (the daemon's, until transferctl exits), then waits for the upload to end so that it
-# does not overlap the next run.
+# FILE into its spool (copy_file_range) and synced the copy. Sets WALL_NS (start to exit), CPU_S,
+# BEFORE_KIB and PEAK_KIB (the daemon's, until transferctl exits), then waits for the upload to end
+# so that it does not overlap the next run.
 transferd_handoff_run() { # LABEL PID SOCKET FILE URL
     local label=$1 pid=$2 socket=$3 file=$4 url=$5 t0 t1 rc=0 id state cpu0
+    BEFORE_KIB=$(proc_kib "$pid" VmRSS)
     reset_hwm "$pid"
     cpu0=$(cpu_ticks "$pid")
     t0=$(now_ns)
@@ -773,7 +774,7 @@ if want_row upload; then
         transferd_handoff_run "transferd hand-off ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$SRC" "$UPLOAD_URL/handoff.bin"
         verify "$PUT_DIR/handoff.bin" "transferd hand-off ($tag)" "$first"
         UH_NS+=("$WALL_NS"); UH_CPU+=("$CPU_S"); UH_RSS+=("$PEAK_KIB")
-        echo "$tag: spool_handoff wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+        echo "$tag: spool_handoff wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
 
         if [[ -n $BASELINE_DIR ]]; then
             between_runs "$PUT_DIR"/*
