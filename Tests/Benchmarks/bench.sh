@@ -6,9 +6,9 @@
 #   Tests/Benchmarks/bench.sh
 #   BENCH_ROWS=big BENCH_RUNS=1 Tests/Benchmarks/bench.sh      # a quick run
 # Environment:
-#   BENCH_ROWS=idle,big,small,capped   which rows to run (comma-separated, in this order)
-#   BENCH_SIZE_MIB=1024        size of the big file in MiB (rows big and capped)
-#   BENCH_RUNS=3               runs per tool in rows big and small; medians are reported
+#   BENCH_ROWS=idle,big,small,capped,upload   which rows to run (comma-separated, in this order)
+#   BENCH_SIZE_MIB=1024        size of the big file in MiB (rows big, capped and upload)
+#   BENCH_RUNS=3               runs per tool in rows big, small and upload; medians are reported
 #   BENCH_SMALL_FILES=1000     files of the small row, each BENCH_SMALL_KIB (4) KiB
 #   BENCH_CAPPED_RATE=20m      nginx limit_rate per connection of the capped row
 #   BENCH_CAPPED_RUNS=1        runs per tool in the capped row
@@ -32,7 +32,7 @@ SLOW_USEC=${BENCH_SLOW_DISK_USEC:-}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 BASELINE_DIR=${BENCH_BASELINE:-}
 SWIFT=${SWIFT:-swift}
-ROWS=${BENCH_ROWS:-idle,big,small,capped}
+ROWS=${BENCH_ROWS:-idle,big,small,capped,upload}
 SMALL_FILES=${BENCH_SMALL_FILES:-1000}
 SMALL_KIB=${BENCH_SMALL_KIB:-4}
 CAPPED_RATE=${BENCH_CAPPED_RATE:-20m}
@@ -71,11 +71,11 @@ die() {
 [[ $SEGMENTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_SEGMENTS must be a positive integer, got '$SEGMENTS'"
 [[ $CAPPED_RATE =~ ^[1-9][0-9]*[kKmM]?$ ]] || die "BENCH_CAPPED_RATE must be an nginx rate such as 20m, got '$CAPPED_RATE'"
 for row in ${ROWS//,/ }; do
-    case $row in idle | big | small | capped) ;; *) die "BENCH_ROWS: unknown row '$row' (known: idle, big, small, capped)" ;; esac
+    case $row in idle | big | small | capped | upload) ;; *) die "BENCH_ROWS: unknown row '$row' (known: idle, big, small, capped, upload)" ;; esac
 done
 want_row() { [[ ,$ROWS, == *",$1,"* ]]; }
-# Without the rows that download it, the big file is only the server's probe: keep it small.
-if ! want_row big && ! want_row capped; then SIZE_MIB=1; fi
+# Without the rows that download or upload it, the big file is only the server's probe: keep it small.
+if ! want_row big && ! want_row capped && ! want_row upload; then SIZE_MIB=1; fi
 SIZE_BYTES=$((SIZE_MIB * 1024 * 1024))
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -226,9 +226,10 @@ BASE_DIR=${BENCH_DIR:-/tmp}
 mkdir -p -- "$BASE_DIR"
 SCRATCH=$(mktemp -d "$BASE_DIR/transferd-bench.XXXXXX")
 SCRATCH=$(cd "$SCRATCH" && pwd -P)
-mkdir -p "$SCRATCH/www" "$SCRATCH/out" "$SCRATCH/nginx"
+mkdir -p "$SCRATCH/www" "$SCRATCH/out" "$SCRATCH/nginx" "$SCRATCH/put"
 SRC="$SCRATCH/www/test.bin"
 OUT="$SCRATCH/out"
+PUT_DIR="$SCRATCH/put" # where nginx writes the files PUT to /upload/
 
 avail_kib=$(df -Pk -- "$SCRATCH" | awk 'NR == 2 { print $4 }')
 need_kib=$((SIZE_MIB * 1024 * 3))
@@ -269,6 +270,15 @@ $temps    server {
         root $SCRATCH/www;
         location / { }
         location /capped/ { alias $SCRATCH/www/; limit_rate $CAPPED_RATE; }
+        # The upload row PUTs here (ngx_http_dav_module: 201 Created, 204 when the file existed).
+        # The body goes to a temporary file on the same filesystem, then is renamed into place.
+        location /upload/ {
+            alias $PUT_DIR/;
+            dav_methods PUT;
+            create_full_put_path on;
+            client_max_body_size 0;
+            client_body_temp_path $ngx/tmp/put;
+        }
     }
 }
 EOF
@@ -417,6 +427,65 @@ transferd_small_run() { # LABEL PID SOCKET DIR
         die "$label: transferctl submit -i --wait exited $rc"
     fi
     WALL_NS=$((t1 - t0))
+}
+
+# Uploads FILE to URL with `transferctl upload --wait` (a plain PUT); sets WALL_NS (start to exit:
+# the hand-off into the spool and the upload), DAEMON_NS (started_at to finished_at), PEAK_KIB,
+# BEFORE_KIB and CPU_S as transferd_run does.
+transferd_upload_run() { # LABEL PID SOCKET FILE URL
+    local label=$1 pid=$2 socket=$3 file=$4 url=$5 t0 t1 rc=0 state started finished cpu0
+    BEFORE_KIB=$(proc_kib "$pid" VmRSS)
+    reset_hwm "$pid"
+    cpu0=$(cpu_ticks "$pid")
+    t0=$(now_ns)
+    "$TRANSFERCTL" upload --socket "$socket" --resumable off --wait --json "$file" "$url" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
+    t1=$(now_ns)
+    PEAK_KIB=$(proc_kib "$pid" VmHWM)
+    CPU_S=$(cpu_since "$pid" "$cpu0")
+    kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the upload"
+    state=$(json_field state "$SCRATCH/job.json")
+    if ((rc != 0)) || [[ $state != completed ]]; then
+        cat "$SCRATCH/job.json" "$SCRATCH/transferctl.err" >&2 || true
+        die "$label: transferctl upload --wait exited $rc, job state '$state'"
+    fi
+    WALL_NS=$((t1 - t0))
+    started=$(json_field started_at "$SCRATCH/job.json")
+    finished=$(json_field finished_at "$SCRATCH/job.json")
+    if [[ -n $started && -n $finished ]]; then
+        DAEMON_NS=$(($(iso_ns "$finished") - $(iso_ns "$started")))
+    else
+        DAEMON_NS=0
+    fi
+}
+
+# The spool hand-off alone: `transferctl upload` without --wait returns once the daemon has copied
+# FILE into its spool (copy_file_range) and synced the copy. Sets WALL_NS (start to exit), CPU_S,
+# BEFORE_KIB and PEAK_KIB (the daemon's, until transferctl exits), then waits for the upload to end
+# so that it does not overlap the next run.
+transferd_handoff_run() { # LABEL PID SOCKET FILE URL
+    local label=$1 pid=$2 socket=$3 file=$4 url=$5 t0 t1 rc=0 id state cpu0
+    BEFORE_KIB=$(proc_kib "$pid" VmRSS)
+    reset_hwm "$pid"
+    cpu0=$(cpu_ticks "$pid")
+    t0=$(now_ns)
+    "$TRANSFERCTL" upload --socket "$socket" --resumable off "$file" "$url" >"$SCRATCH/handoff.out" 2>"$SCRATCH/transferctl.err" || rc=$?
+    t1=$(now_ns)
+    PEAK_KIB=$(proc_kib "$pid" VmHWM)
+    CPU_S=$(cpu_since "$pid" "$cpu0")
+    id=$(head -n 1 "$SCRATCH/handoff.out")
+    if ((rc != 0)) || [[ -z $id ]]; then
+        cat "$SCRATCH/handoff.out" "$SCRATCH/transferctl.err" >&2 || true
+        die "$label: transferctl upload exited $rc without a job id"
+    fi
+    WALL_NS=$((t1 - t0))
+    rc=0
+    "$TRANSFERCTL" wait --socket "$socket" --json "$id" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
+    kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the upload"
+    state=$(json_field state "$SCRATCH/job.json")
+    if ((rc != 0)) || [[ $state != completed ]]; then
+        cat "$SCRATCH/job.json" "$SCRATCH/transferctl.err" >&2 || true
+        die "$label: transferctl wait $id exited $rc, job state '$state'"
+    fi
 }
 
 # Checks that DIR holds the small files with their sizes (and, when CHECK_HASH, their bytes).
@@ -678,6 +747,67 @@ if want_row capped; then
     else
         REPORT+=("transferd --segments: not supported by this transferctl")
     fi
+fi
+
+# ---------------------------------------------------------------------------- row: upload
+if want_row upload; then
+    UPLOAD_URL=${URL%/test.bin}/upload
+    declare -a UC_NS=() UC_CPU=() UC_RSS=() UT_NS=() UT_DAEMON_NS=() UT_CPU=() UT_RSS=()
+    declare -a UH_NS=() UH_CPU=() UH_RSS=() UB_NS=() UB_DAEMON_NS=() UB_CPU=() UB_RSS=()
+    for ((run = 1; run <= RUNS; run++)); do
+        first=$((run == 1 ? 1 : 0))
+        tag="upload run $run/$RUNS"
+
+        between_runs "$PUT_DIR"/*
+        timed "curl -T" "$SCRATCH/curl-put.log" curl -s -S -f -T "$SRC" "$UPLOAD_URL/curl.bin"
+        verify "$PUT_DIR/curl.bin" "curl -T ($tag)" "$first"
+        UC_NS+=("$WALL_NS"); UC_CPU+=("$CPU_S"); UC_RSS+=("$RSS_KIB")
+        echo "$tag: curl wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
+
+        between_runs "$PUT_DIR"/*
+        transferd_upload_run "transferd upload ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$SRC" "$UPLOAD_URL/transferd.bin"
+        verify "$PUT_DIR/transferd.bin" "transferd upload ($tag)" "$first"
+        UT_NS+=("$WALL_NS"); UT_DAEMON_NS+=("$DAEMON_NS"); UT_CPU+=("$CPU_S"); UT_RSS+=("$PEAK_KIB")
+        echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+
+        between_runs "$PUT_DIR"/*
+        transferd_handoff_run "transferd hand-off ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$SRC" "$UPLOAD_URL/handoff.bin"
+        verify "$PUT_DIR/handoff.bin" "transferd hand-off ($tag)" "$first"
+        UH_NS+=("$WALL_NS"); UH_CPU+=("$CPU_S"); UH_RSS+=("$PEAK_KIB")
+        echo "$tag: spool_handoff wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+
+        if [[ -n $BASELINE_DIR ]]; then
+            between_runs "$PUT_DIR"/*
+            transferd_upload_run "baseline upload ($tag)" "$BL_PID" "$BL_SOCKET" "$SRC" "$UPLOAD_URL/baseline.bin"
+            verify "$PUT_DIR/baseline.bin" "baseline upload ($tag)" "$first"
+            UB_NS+=("$WALL_NS"); UB_DAEMON_NS+=("$DAEMON_NS"); UB_CPU+=("$CPU_S"); UB_RSS+=("$PEAK_KIB")
+            echo "$tag: baseline wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+        fi
+        between_runs "$PUT_DIR"/*
+    done
+    m_uc=$(median "${UC_NS[@]}")
+    m_ut=$(median "${UT_NS[@]}")
+    m_ut_daemon=$(median "${UT_DAEMON_NS[@]}")
+    m_uh=$(median "${UH_NS[@]}")
+    ut_peak=$(max_of "${UT_RSS[@]}")
+    if ((CAN_RESET_HWM)); then hwm_note="per-run VmHWM, reset to the current RSS before each run"; else hwm_note="VmHWM is cumulative: max since start"; fi
+    REPORT+=("" "== upload: PUT of one ${SIZE_MIB} MiB file to nginx (dav_methods PUT), $RUNS runs (median), page-cached source =="
+        "MB/s = 10^6 bytes/s; cpu_s = CPU seconds of the process (transferd: the daemon's); peak RSS = max over runs (curl: GNU time; transferd: daemon $hwm_note)"
+        "$(printf '%-30s %10s %10s %8s %14s %10s' "tool" "median_s" "MB/s" "cpu_s" "peak_rss_MiB" "vs_curl")"
+        "$(row "curl -T" "$m_uc" "$(median "${UC_CPU[@]}")" "$(mib_of_kib "$(max_of "${UC_RSS[@]}")")" "1.00")"
+        "$(row "transferd (upload --wait)" "$m_ut" "$(median "${UT_CPU[@]}")" "$(mib_of_kib "$ut_peak")" "$(ratio "$m_ut" "$m_uc")")"
+        "$(row "transferd (daemon-side)" "$m_ut_daemon" "-" "-" "$(ratio "$m_ut_daemon" "$m_uc")")")
+    if [[ -n $BASELINE_DIR ]]; then
+        m_ub=$(median "${UB_NS[@]}")
+        REPORT+=("$(row "baseline (upload --wait)" "$m_ub" "$(median "${UB_CPU[@]}")" "$(mib_of_kib "$(max_of "${UB_RSS[@]}")")" "$(ratio "$m_ub" "$m_uc")")"
+            "$(row "baseline (daemon-side)" "$(median "${UB_DAEMON_NS[@]}")" "-" "-" "$(ratio "$(median "${UB_DAEMON_NS[@]}")" "$m_uc")")")
+    fi
+    REPORT+=("$(row "spool hand-off (no --wait)" "$m_uh" "$(median "${UH_CPU[@]}")" "$(mib_of_kib "$(max_of "${UH_RSS[@]}")")" "$(ratio "$m_uh" "$m_uc")")"
+        "spool hand-off: transferctl upload without --wait, until the daemon has copied the file into its spool (copy_file_range) and synced it; the upload that follows is waited for before the next run"
+        "per-run wall seconds: curl=[$(join_secs "${UC_NS[@]}")] transferd=[$(join_secs "${UT_NS[@]}")] hand-off=[$(join_secs "${UH_NS[@]}")]$(if_baseline " baseline=[$(join_secs "${UB_NS[@]}")]")"
+        "per-run CPU seconds: curl=[${UC_CPU[*]}] transferd=[${UT_CPU[*]}] hand-off=[${UH_CPU[*]}]$(if_baseline " baseline=[${UB_CPU[*]}]")"
+        "transferd peak RSS per run: [$(for v in "${UT_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB$(if_baseline "; baseline [$(for v in "${UB_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB")")
+    goal "1 GiB upload: daemon peak RSS (max)" "$(mib_of_kib "$ut_peak")" 48 MiB
 fi
 
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
