@@ -7,6 +7,7 @@ extension DaemonConfiguration {
     package func applyingLiveKeys(from new: DaemonConfiguration) -> DaemonConfiguration {
         var applied = self
         applied.maxConcurrentTransfers = new.maxConcurrentTransfers
+        applied.maxConnectionsPerHost = new.maxConnectionsPerHost
         applied.finishedJobRetentionSeconds = new.finishedJobRetentionSeconds
         applied.retentionSweepSeconds = new.retentionSweepSeconds
         applied.logLevel = new.logLevel

@@ -9,6 +9,8 @@ import TransferProtocol
 /// then command-line flags. Every key is documented in `config/README.md`.
 package struct DaemonConfiguration: Sendable, Equatable {
     package var maxConcurrentTransfers = 4
+    /// Transfers to one host that run at once while jobs to other hosts can start.
+    package var maxConnectionsPerHost = 2
     package var finishedJobRetentionSeconds = 7 * 24 * 3600
     package var checkpointBytes = 8 << 20
     package var checkpointIntervalSeconds = 2
@@ -72,6 +74,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "allowed_hosts", "denied_hosts", "local_addresses", "socket_group", "metrics_listen",
         "subscriber_queue_bytes_per_user", "subscriber_queue_bytes_total", "control_idle_timeout_seconds", "root_reserved_connections",
         "upload_spool_bytes_per_user", "upload_spool_bytes_total", "upload_response_body_bytes",
+        "max_connections_per_host",
     ]
 
     var core: CoreConfiguration {
@@ -83,11 +86,13 @@ package struct DaemonConfiguration: Sendable, Equatable {
         retry.idleTimeout = .seconds(idleTimeoutSeconds)
         retry.lowSpeedBytesPerSecond = Int64(lowSpeedBytesPerSecond)
         retry.lowSpeedTime = .seconds(lowSpeedSeconds)
-        return CoreConfiguration(
+        var core = CoreConfiguration(
             maxConcurrentTransfers: maxConcurrentTransfers,
             finishedJobRetention: .seconds(finishedJobRetentionSeconds),
             retry: retry, diskReserveBytes: Int64(diskReserveBytes), eventRetention: .seconds(eventRetentionSeconds),
             maxJobsPerUser: maxJobsPerUser, allowedRoots: allowedRoots)
+        core.maxConnectionsPerHost = maxConnectionsPerHost
+        return core
     }
 
     var engine: EngineConfiguration {
@@ -244,6 +249,7 @@ extension DaemonConfiguration {
         var config = DaemonConfiguration()
         config.allowedRoots = try roots("allowed_roots", defaultAllowedRoots(role: role, environment: environment))
         config.maxConcurrentTransfers = try int("max_concurrent_transfers", config.maxConcurrentTransfers, 1...1024)
+        config.maxConnectionsPerHost = try int("max_connections_per_host", config.maxConnectionsPerHost, 1...1024)
         config.finishedJobRetentionSeconds = try int("finished_job_retention_seconds", config.finishedJobRetentionSeconds, 0...(10 * 365 * 86400))
         config.checkpointBytes = try int("checkpoint_bytes", config.checkpointBytes, (64 << 10)...(1 << 34))
         config.checkpointIntervalSeconds = try int("checkpoint_interval_seconds", config.checkpointIntervalSeconds, 1...3600)

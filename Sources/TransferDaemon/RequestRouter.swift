@@ -80,7 +80,7 @@ struct RequestRouter: Sendable {
 
     static let methods = [
         Submit.name, Status.name, Cancel.name, Pause.name, Resume.name, Remove.name, Clean.name, Retry.name, Subscribe.name,
-        Unsubscribe.name, Ack.name,
+        Unsubscribe.name, Ack.name, PriorityMethod.name, Move.name,
         Version.name, Reload.name, MetricsMethod.name,
     ]
 
@@ -93,6 +93,9 @@ struct RequestRouter: Sendable {
         case Cancel.name: return await call(Cancel.self, id, data, hasParams) { (params) async throws(RPCError) in try await cancel(params, peer: peer) }
         case Pause.name: return await call(Pause.self, id, data, hasParams) { (params) async throws(RPCError) in try await pause(params, peer: peer) }
         case Resume.name: return await call(Resume.self, id, data, hasParams) { (params) async throws(RPCError) in try await resume(params, peer: peer) }
+        case PriorityMethod.name:
+            return await call(PriorityMethod.self, id, data, hasParams) { (params) async throws(RPCError) in try await priority(params, peer: peer) }
+        case Move.name: return await call(Move.self, id, data, hasParams) { (params) async throws(RPCError) in try await move(params, peer: peer) }
         case Remove.name: return await call(Remove.self, id, data, hasParams) { (params) async throws(RPCError) in try await remove(params, peer: peer) }
         case Clean.name: return await call(Clean.self, id, data, hasParams) { (params) async throws(RPCError) in try await clean(params, peer: peer) }
         case Retry.name: return await call(Retry.self, id, data, hasParams) { (params) async throws(RPCError) in try await retry(params, peer: peer) }

@@ -107,6 +107,9 @@ public struct Job: Codable, Hashable, Sendable {
     /// True while the job is paused (`pause`): it keeps its place and partial file but does not
     /// start until resumed. Absent when not paused.
     public var paused: Bool?
+    /// `foreground`, `normal` or `background`: always given by daemons that schedule by class;
+    /// absent (read as `normal`) from older ones.
+    public var priority: JobPriority?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

@@ -46,6 +46,8 @@ public enum Submit: RPCMethod {
         public var contentType: String?
         /// Uploads: `auto` (the default), `ietf`, `tus` or `off` (see ``ResumableMode``).
         public var resumable: String?
+        /// `foreground`, `normal` (the default) or `background` (see ``JobPriority``).
+        public var priority: String?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,

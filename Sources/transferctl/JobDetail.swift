@@ -10,6 +10,7 @@ struct JobDetail {
         var fields: [(String, String)] = [
             ("id", TerminalText.printable(job.id)),
             ("state", job.stateText),
+            ("priority", (job.priority ?? .normal).rawValue),
             ("url", TerminalText.printable(job.url)),
         ]
         if job.kind == .upload {

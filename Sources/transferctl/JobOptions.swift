@@ -31,6 +31,11 @@ struct JobOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Fail as time_limit if not done by this time (as --not-before).", valueName: "time"))
     var deadline: String?
 
+    @Option(help: ArgumentHelp(
+        "The job's class: foreground and normal jobs start first; a background job yields its slot to them (default: normal).",
+        valueName: "class"))
+    var priority: String?
+
     @Flag(help: "Wait until the job ends, showing its progress on stderr.")
     var wait = false
 
@@ -39,6 +44,9 @@ struct JobOptions: ParsableArguments {
 
     func validate() throws {
         if let session { try SessionName.validate(session) }
+        if let priority, JobPriority(rawValue: priority) == nil {
+            throw ValidationError("--priority '\(priority)' is not a class: give \(JobPriority.choices)")
+        }
         if let maxAttempts, maxAttempts < 1 { throw ValidationError("--max-attempts must be at least 1") }
         for (name, value) in [("--max-time", maxTime), ("--idle-timeout", idleTimeout), ("--low-speed-time", lowSpeedTime)] {
             if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds") }

@@ -1,15 +1,15 @@
 import TransferProtocol
 
-/// The `status` list as an aligned text table: ID, STATE, PROGRESS, SIZE, RATE, DESTINATION.
+/// The `status` list as an aligned text table: ID, STATE, PRIORITY, PROGRESS, SIZE, RATE, DESTINATION.
 struct JobTable {
     var jobs: [Job]
 
     /// The header and one line per job, columns separated by at least two spaces.
     func render() -> String {
-        let header = ["ID", "STATE", "PROGRESS", "SIZE", "RATE", "DESTINATION"]
+        let header = ["ID", "STATE", "PRIORITY", "PROGRESS", "SIZE", "RATE", "DESTINATION"]
         let rows = jobs.map { job in
             [
-                TerminalText.printable(job.id), job.stateText, job.percentText, job.sizeText,
+                TerminalText.printable(job.id), job.stateText, (job.priority ?? .normal).rawValue, job.percentText, job.sizeText,
                 job.rateText, TerminalText.printable(job.target),
             ]
         }

@@ -24,6 +24,7 @@ struct TransferCtl: AsyncParsableCommand {
         version: "transferctl \(transferdVersion) (protocol \(transferProtocolVersion))",
         subcommands: [
             SubmitCommand.self, UploadCommand.self, StatusCommand.self, CancelCommand.self, PauseCommand.self, ResumeCommand.self,
+            PriorityCommand.self, MoveCommand.self,
             RemoveCommand.self, CleanCommand.self,
             RetryCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
             ReloadCommand.self, VersionCommand.self, MetricsCommand.self,

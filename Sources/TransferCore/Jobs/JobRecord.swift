@@ -66,6 +66,10 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// True while the job is paused: it is `queued` (or still `running` while its transfer stops)
     /// but is not started until resumed. Nil when not paused, so older records read the same.
     public var paused: Bool?
+    /// The job's priority class; nil: `normal` (so older records read the same).
+    public var priority: JobPriority?
+    /// Where `move` put the job within its class; nil: by submission order (`queuePosition`).
+    public var position: Int64?
 
     /// When the job fails as `time_limit`: its time limit or its deadline, whichever is first.
     func endOfTime(maxTime: Double) -> Date {
@@ -111,6 +115,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withKind(of: self, liveBytes: liveBytes)
             .withTimes(notBefore: notBefore, deadline: deadline)
             .withPaused(paused == true && !state.isTerminal)
+            .withPriority(priorityClass)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;

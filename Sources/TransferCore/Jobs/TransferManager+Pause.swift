@@ -26,7 +26,7 @@ extension TransferManager {
             case .running:
                 toStop.append(id)
             case .queued:
-                queue.removeAll { $0 == id }
+                queue.remove(id)
                 startTimers.removeValue(forKey: id)?.cancel()
                 announce.append(id)
             case .waiting:
@@ -148,15 +148,14 @@ extension TransferManager {
         }
     }
 
-    /// Puts a queued job back in the queue by submission order, or arms its start time.
+    /// Puts a queued job back in its place in the queue, or arms its start time.
     private func requeue(_ job: JobRecord) {
         guard !queue.contains(job.id) else { return }
         if let notBefore = job.notBefore, notBefore > Date() {
             armStart(job.id, at: notBefore)
             return
         }
-        let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
-        queue.insert(job.id, at: position)
+        queueJob(job)
     }
 
     /// The unfinished jobs `selection` names that `caller` may see, in submission order, and the

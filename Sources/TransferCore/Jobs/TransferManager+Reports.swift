@@ -81,6 +81,11 @@ extension TransferManager {
                 stoppedForPause(job, error: error)
                 return
             }
+            // A background transfer asked to yield that failed on its way: it yields all the same.
+            if yielding.contains(job.id) {
+                yielded(job)
+                return
+            }
             retryOrFail(job, error: error, retryAfter: retryAfter)
         case .stopped(_, let bytes):
             defer { transferEnded(job.id) }
@@ -88,6 +93,12 @@ extension TransferManager {
                 countReceived(job.id, upTo: bytes)
                 job.checkpointBytes = bytes
                 stoppedForPause(job, error: nil)
+                return
+            }
+            if yielding.contains(job.id), job.state == .running {
+                countReceived(job.id, upTo: bytes)
+                job.checkpointBytes = bytes
+                yielded(job)
                 return
             }
             // Stopped for shutdown: it stays running in the journal and resumes on restart.
@@ -207,8 +218,7 @@ extension TransferManager {
             return
         }
         logger(forJob: id).info("start time reached")
-        let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
-        queue.insert(id, at: position)
+        queueJob(job)
         schedule()
     }
 
@@ -220,9 +230,8 @@ extension TransferManager {
         save(job)
         emit(.queued, job)
         logger(forJob: id).info("retrying", metadata: ["attempt": "\(job.attempts + 1)", "bytes": "\(job.checkpointBytes)"])
-        // Back in its place by submission order, ahead of jobs submitted after it.
-        let position = queue.firstIndex { (jobs[$0]?.order ?? 0) > job.order } ?? queue.endIndex
-        queue.insert(id, at: position)
+        // Back in its place in its class, ahead of jobs submitted after it.
+        queueJob(job)
         schedule()
     }
 
@@ -230,6 +239,8 @@ extension TransferManager {
     /// is written: callers defer it).
     func transferEnded(_ id: String) {
         running.remove(id)
+        runningHosts[id] = nil
+        yielding.remove(id)
         generations[id] = nil
         countedBytes[id] = nil
         progressShown[id] = nil

@@ -103,7 +103,7 @@ extension TransferManager {
                 if let notBefore = current.notBefore, notBefore > Date() {
                     armStart(job.id, at: notBefore)
                 } else {
-                    queue.append(job.id)
+                    queueJob(current)
                 }
             }
             results[index] = .success(view(jobs[job.id] ?? job))
@@ -193,6 +193,7 @@ extension TransferManager {
             retry: params.retry?.isEmpty == false ? params.retry : nil, session: params.session)
         job.notBefore = params.notBefore
         job.deadline = params.deadline
+        job.priority = try SubmitValidator.validatePriority(params.priority).flatMap { $0 == .normal ? nil : $0 }
         nextOrder += 1
         return .new(job, url)
     }
@@ -240,7 +241,7 @@ extension TransferManager {
                 throw CoreError(.jobFinished, "job \(id) has just ended; see transferctl status \(id) for how")
             }
         } else {
-            queue.removeAll { $0 == id }
+            queue.remove(id)
             retryTimers.removeValue(forKey: id)?.cancel()
             startTimers.removeValue(forKey: id)?.cancel()
             engine.forget(jobID: id)

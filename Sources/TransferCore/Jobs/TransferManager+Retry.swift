@@ -114,7 +114,7 @@ extension TransferManager {
         logger(forJob: id).info("job queued again", metadata: ["bytes": "\(job.checkpointBytes)"])
         // A cancel may have come while the record was syncing.
         if let current = jobs[id], current.state == .queued {
-            queue.append(id)
+            queueJob(current)
             emit(.queued, current)
             schedule()
         }

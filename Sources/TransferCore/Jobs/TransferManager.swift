@@ -7,17 +7,22 @@ public import TransferProtocol
 import Glibc
 #endif
 
-/// The core: owns the jobs, writes every change to the journal first, schedules transfers in
-/// submission order, and turns the engine's reports into job states. It never touches the socket.
+/// The core: owns the jobs, writes every change to the journal first, schedules transfers by
+/// priority class and queue order within the per-host limit, and turns the engine's reports into job states. It never touches the socket.
 public actor TransferManager {
     let journal: Journal
     let engine: any TransferDriving
     let logger: Logger
     var configuration: CoreConfiguration
     var jobs: JobTable
-    /// Queued job ids in the order they start.
-    var queue: [String] = []
+    /// Queued jobs in the order they start: by class, then position (see `JobQueue`).
+    var queue = JobQueue()
     var running: Set<String> = []
+    /// Per running job, the host it fetches from (`max_connections_per_host`).
+    var runningHosts: [String: String] = [:]
+    /// Background jobs asked to give their slot up to a foreground or normal one, until the
+    /// engine reports them stopped.
+    var yielding: Set<String> = []
     /// Per running job, the partial file's generation its last `responded` report described.
     var generations: [String: Int] = [:]
     /// Per waiting job, the task that queues it again when its next attempt is due.
@@ -179,10 +184,13 @@ public actor TransferManager {
         Self.recoverSpool(spool, jobs: Array(jobs.unfinishedJobs), logger: logger)
         // A job whose start time is still ahead waits outside the queue (start() arms its timer).
         let now = Date()
-        queue = requeued.map(\.id)
-            + recovered.filter {
-                $0.state == .queued && $0.paused != true && !refused.contains($0.id) && !($0.notBefore.map { $0 > now } ?? false)
-            }.map(\.id)
+        var queue = JobQueue()
+        for job in requeued { queue.insert(job.id, key: Self.queueKey(job, lane: 0), host: job.hostKey) }
+        for job in recovered
+        where job.state == .queued && job.paused != true && !refused.contains(job.id) && !(job.notBefore.map { $0 > now } ?? false) {
+            queue.insert(job.id, key: Self.queueKey(job), host: job.hostKey)
+        }
+        self.queue = queue
         if !requeued.isEmpty {
             logger.info("resuming interrupted transfers", metadata: ["count": "\(requeued.count)"])
         }
@@ -212,8 +220,7 @@ public actor TransferManager {
     // MARK: - Scheduling
 
     func schedule() {
-        while acceptingWork, !held, running.count < configuration.maxConcurrentTransfers, !queue.isEmpty {
-            let id = queue.removeFirst()
+        while acceptingWork, !held, running.count < configuration.maxConcurrentTransfers, let id = nextToStart() {
             guard var job = jobs[id], job.state == .queued, job.paused != true, let url = URL(string: job.url) else { continue }
             if let deadline = job.deadline, deadline <= Date() {
                 markFailed(
@@ -229,6 +236,7 @@ public actor TransferManager {
             // Bytes an upload sends are not bytes received.
             if !job.isUpload { countedBytes[id] = job.checkpointBytes }
             running.insert(id)
+            runningHosts[id] = job.hostKey
             generations[id] = 0
             let limits = configuration.retry.limits(for: job.retry)
             // Every line the engine logs about this attempt carries the job and the attempt number.
@@ -247,6 +255,7 @@ public actor TransferManager {
             request.upload = uploadPlan(for: job)
             engine.start(request)
         }
+        yieldSlotsToWaitingJobs()
     }
 
     /// Starts queued jobs and the retry timers of waiting ones; call once after the daemon is ready.
@@ -257,8 +266,7 @@ public actor TransferManager {
             armRetry(job.id, at: job.nextAttemptAt ?? Date())
         }
         // Jobs whose start time was still ahead at replay wait for it outside the queue.
-        let queued = Set(queue)
-        for job in jobs.unfinishedJobs where job.state == .queued && job.paused != true && !queued.contains(job.id) {
+        for job in jobs.unfinishedJobs where job.state == .queued && job.paused != true && !queue.contains(job.id) {
             if let notBefore = job.notBefore { armStart(job.id, at: notBefore) }
         }
         schedule()
@@ -338,8 +346,8 @@ public actor TransferManager {
             paused: jobs.pausedCount, held: held)
     }
 
-    /// Applies a changed configuration: a higher concurrency starts queued jobs at once, a lower
-    /// one lets running transfers finish; a shorter retention applies at the next sweep.
+    /// Applies a changed configuration: a higher concurrency (or per-host limit) starts queued jobs
+    /// at once, a lower one lets running transfers finish; a shorter retention applies at the next sweep.
     public func reconfigure(_ configuration: CoreConfiguration) {
         self.configuration = configuration
         schedule()

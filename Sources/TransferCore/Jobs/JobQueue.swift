@@ -1,0 +1,90 @@
+/// Where a queued job stands: its class first, then whether it continues a transfer that was
+/// stopped (a restart, a background job's yield), then its position (submission order unless moved),
+/// then submission order.
+struct QueueKey: Comparable, Sendable {
+    /// The class's rank (`JobPriority.rank`): lower starts first.
+    var rank: Int
+    /// 0: continues a stopped transfer, ahead of the rest of its class; 1: the others.
+    var lane: Int
+    var position: Int64
+    var order: UInt64
+
+    static func < (left: QueueKey, right: QueueKey) -> Bool {
+        (left.rank, left.lane, left.position, left.order) < (right.rank, right.lane, right.position, right.order)
+    }
+}
+
+/// The queued jobs in the order they start, with the host each one fetches from.
+///
+/// Kept sorted by `QueueKey`; an insertion or removal is a binary search and one move of the
+/// array's tail, so a queue of a hundred thousand jobs takes a submit in microseconds.
+struct JobQueue {
+    struct Entry: Sendable {
+        var key: QueueKey
+        var id: String
+        /// The URL's host, lowercased (`max_connections_per_host` counts transfers by it).
+        var host: String
+    }
+
+    private(set) var entries: [Entry] = []
+    private var keys: [String: QueueKey] = [:]
+    /// Host → how many queued jobs fetch from it.
+    private(set) var queuedPerHost: [String: Int] = [:]
+
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
+    func contains(_ id: String) -> Bool { keys[id] != nil }
+    func key(of id: String) -> QueueKey? { keys[id] }
+    subscript(index: Int) -> Entry { entries[index] }
+
+    /// Queues `id` at `key`, or moves it there when it is queued already.
+    mutating func insert(_ id: String, key: QueueKey, host: String) {
+        remove(id)
+        let index = firstIndex(after: key)
+        entries.insert(Entry(key: key, id: id, host: host), at: index)
+        keys[id] = key
+        queuedPerHost[host, default: 0] += 1
+    }
+
+    /// Takes `id` out of the queue; returns its entry when it was queued.
+    @discardableResult
+    mutating func remove(_ id: String) -> Entry? {
+        guard let key = keys[id] else { return nil }
+        var index = firstIndex(notBefore: key)
+        while index < entries.count, entries[index].id != id { index += 1 }
+        guard index < entries.count else {
+            keys[id] = nil
+            return nil
+        }
+        return remove(at: index)
+    }
+
+    @discardableResult
+    mutating func remove(at index: Int) -> Entry {
+        let entry = entries.remove(at: index)
+        keys[entry.id] = nil
+        let left = (queuedPerHost[entry.host] ?? 1) - 1
+        queuedPerHost[entry.host] = left > 0 ? left : nil
+        return entry
+    }
+
+    /// The index of the first entry whose key is not below `key`.
+    private func firstIndex(notBefore key: QueueKey) -> Int {
+        var (low, high) = (0, entries.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].key < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The index of the first entry whose key is above `key` (equal keys keep their arrival order).
+    private func firstIndex(after key: QueueKey) -> Int {
+        var (low, high) = (0, entries.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if key < entries[middle].key { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}

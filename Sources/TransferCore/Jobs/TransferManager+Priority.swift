@@ -1,0 +1,36 @@
+import Foundation
+import Logging
+public import TransferProtocol
+
+extension TransferManager {
+    /// Changes the class of a job `caller` may see (`priority`); answers once the record is
+    /// durable. A queued job takes its place in the new class at once; a running background job
+    /// that a job of a higher class waits for yields its slot; a running job made `background`
+    /// yields when a foreground or normal job waits.
+    public func setPriority(id: String, to text: String, caller: UInt32) async throws(CoreError) -> Job {
+        guard let priority = try SubmitValidator.validatePriority(text) else {
+            throw CoreError(.invalidParameter("priority"), "give priority: \(JobPriority.choices)")
+        }
+        var job = try visibleJob(id, caller: caller)
+        guard !job.state.isTerminal else {
+            let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
+            throw CoreError(
+                .jobFinished,
+                "job \(id) already \(job.state.rawValue)\(when); only a queued, waiting or running job's priority can be changed")
+        }
+        let before = job.priorityClass
+        job.priority = priority == .normal ? nil : priority
+        jobs[id] = job
+        if let lane = queue.key(of: id)?.lane { queueJob(job, lane: lane) }
+        do {
+            try await commit([.put(key: job.journalKey, value: try encode(job))])
+        } catch {
+            throw CoreError(.internalFailure, "the new priority could not be written to the journal (\(error))")
+        }
+        if before != priority {
+            logger(forJob: id).info("priority changed", metadata: ["from": "\(before.rawValue)", "to": "\(priority.rawValue)"])
+        }
+        schedule()
+        return view(jobs[id] ?? job)
+    }
+}
