@@ -107,6 +107,13 @@ public struct Job: Codable, Hashable, Sendable {
     /// True while the job is paused (`pause`): it keeps its place and partial file but does not
     /// start until resumed. Absent when not paused.
     public var paused: Bool?
+    /// The job's own rate limit in bytes per second (`limit_rate`), when it has one.
+    public var limitRate: Int64?
+    /// While running under a rate limit: the bytes per second it is paced at now (its own limit,
+    /// or its share of the global or class limit).
+    public var pacedRate: Int64?
+    /// Something the job cannot do as asked, such as hold a rate limit on a server that ignores ranges.
+    public var warning: String?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

@@ -182,6 +182,7 @@ struct SubmitCommand: AsyncParsableCommand {
                 createDirectories: createDirs ? true : nil)
             params.replace = replace ? true : nil
             (params.notBefore, params.deadline) = jobOptions.times
+            params.limitRate = jobOptions.limitRate
             return params
         }
         func inDirectory(_ directory: String?, _ name: String) throws -> String {

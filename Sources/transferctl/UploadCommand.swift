@@ -96,6 +96,7 @@ struct UploadCommand: AsyncParsableCommand {
             retry: jobOptions.retry, session: jobOptions.session, kind: JobKind.upload.rawValue, source: path, spool: spool,
             method: method?.uppercased(), contentType: contentType, resumable: resumable?.lowercased())
         (params.notBefore, params.deadline) = jobOptions.times
+        params.limitRate = jobOptions.limitRate
         try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
     }
 }
