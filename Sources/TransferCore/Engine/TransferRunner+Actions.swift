@@ -145,7 +145,8 @@ extension TransferRunner {
             completeStop(context)
             return
         }
-        guard now < due, rates.rate(for: context.request.jobID) != nil else {
+        // A failure decided meanwhile (the job's deadline) ends the attempt at once.
+        guard now < due, !context.attempt.hasFailed, rates.rate(for: context.request.jobID) != nil else {
             resumeWhenDrained(context)
             return
         }
