@@ -22,14 +22,18 @@ actor ConfigurationReloader {
     /// The engine's host rules, and how a configuration turns into them.
     private let hosts: HostGuard
     private let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy
+    /// The engine's bandwidth limits.
+    private let rates: RateGovernor
     private let logger: Logger
     /// Set once the control server exists (it needs the router, which needs this reloader).
     private var server: ControlServer?
 
     init(
         load: @escaping @Sendable () async throws -> DaemonConfiguration, configuration: LiveConfiguration, logLevel: LiveLogLevel,
-        manager: TransferManager, hosts: HostGuard, hostPolicy: @escaping @Sendable (DaemonConfiguration) -> HostPolicy, logger: Logger
+        manager: TransferManager, hosts: HostGuard, hostPolicy: @escaping @Sendable (DaemonConfiguration) -> HostPolicy,
+        rates: RateGovernor, logger: Logger
     ) {
+        self.rates = rates
         self.load = load
         self.configuration = configuration
         self.logLevel = logLevel
@@ -68,6 +72,7 @@ actor ConfigurationReloader {
             server?.apply(group: gid, named: applied.socketGroup)
         }
         hosts.replace(with: hostPolicy(applied))
+        rates.replace(with: applied.ratePolicy)
         let changed = DaemonConfiguration.changedKeys(from: old, to: applied)
         let pending = DaemonConfiguration.changedKeys(from: applied, to: new)
         logger.info(

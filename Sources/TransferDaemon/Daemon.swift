@@ -74,7 +74,8 @@ package enum Daemon {
             if let delay = environment["TRANSFERD_TEST_WRITE_DELAY_USEC"].flatMap(UInt32.init) {
                 engineConfiguration.writeDelayMicroseconds = delay
             }
-            engine = TransferEngine(configuration: engineConfiguration, hosts: hosts, logger: logger)
+            engine = TransferEngine(
+                configuration: engineConfiguration, hosts: hosts, rates: RateGovernor(configuration.ratePolicy), logger: logger)
             let spool = try Spool(directory: state.path + "/spool", quota: configuration.spoolQuota)
             manager = try TransferManager(
                 journal: journal, engine: engine, configuration: configuration.core, logger: logger,
@@ -82,7 +83,7 @@ package enum Daemon {
             manager.hub.budget.setLimits(perUser: configuration.subscriberQueueBytesPerUser, total: configuration.subscriberQueueBytesTotal)
             reloader = ConfigurationReloader(
                 load: { try await load().0 }, configuration: live, logLevel: level, manager: manager, hosts: hosts,
-                hostPolicy: hostPolicy, logger: logger)
+                hostPolicy: hostPolicy, rates: engine.rates, logger: logger)
             let router = RequestRouter(
                 manager: manager, configuration: live, reloader: reloader, configurationFile: configSource, logger: logger)
             if let passedSockets {

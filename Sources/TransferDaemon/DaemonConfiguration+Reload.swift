@@ -47,6 +47,10 @@ extension DaemonConfiguration {
         // Read at each hand-off of a file to upload.
         applied.uploadSpoolBytesPerUser = new.uploadSpoolBytesPerUser
         applied.uploadSpoolBytesTotal = new.uploadSpoolBytesTotal
+        // Read by each running transfer after each segment.
+        applied.maxRate = new.maxRate
+        applied.backgroundMaxRate = new.backgroundMaxRate
+        applied.rateWindows = new.rateWindows
         return applied
     }
 

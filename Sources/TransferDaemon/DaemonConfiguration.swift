@@ -55,6 +55,11 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var uploadSpoolBytesTotal = 32 << 30
     /// Bytes of an upload's response body kept in the job.
     package var uploadResponseBodyBytes = 64 << 10
+    /// Bytes per second all transfers share, and the background class shares; nil: no limit.
+    package var maxRate: Int64?
+    package var backgroundMaxRate: Int64?
+    /// Times of the week with other limits (from the file only).
+    package var rateWindows: [RateWindow] = []
 
     /// The defaults.
     package init() {}
@@ -75,6 +80,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "subscriber_queue_bytes_per_user", "subscriber_queue_bytes_total", "control_idle_timeout_seconds", "root_reserved_connections",
         "upload_spool_bytes_per_user", "upload_spool_bytes_total", "upload_response_body_bytes",
         "max_connections_per_host",
+        "max_rate", "background_max_rate", "rate_windows",
     ]
 
     var core: CoreConfiguration {
@@ -146,6 +152,7 @@ extension DaemonConfiguration {
         }
         var fileKeys: Set<String> = []
         var hooks: [HookConfiguration] = []
+        var rateWindows: [RateWindow] = []
         var providers: [any ConfigProvider] = [
             InMemoryProvider(
                 name: "flags",
@@ -166,6 +173,7 @@ extension DaemonConfiguration {
             }
             // Hooks name commands to run, so they come from the file only, never the environment or a client.
             hooks = try HookConfiguration.parse(object["hooks"], file: path)
+            rateWindows = try parseRateWindows(object["rate_windows"], file: path)
             // Checked here, as the file provider refuses a mixed list without naming the key.
             if let roots = object["allowed_roots"], (roots as? [String])?.isEmpty != false {
                 throw ConfigurationError(
@@ -310,6 +318,18 @@ extension DaemonConfiguration {
         } else {
             config.socketGroup = try string("socket_group", config.socketGroup, valid: { SocketGroup.id($0) != nil }, expected: group)
         }
+        for key in ["max_rate", "background_max_rate"] {
+            let raw: Any? = reader.string(forKey: ConfigKey(key)) ?? reader.int(forKey: ConfigKey(key)).map { $0 as Any }
+            guard let raw else {
+                if present(key) {
+                    throw ConfigurationError(description: "\(key) in \(source(key)) must be a rate: bytes per second with an optional K, M or G suffix, e.g. \"4M\"")
+                }
+                continue
+            }
+            let rate = try rate(raw, key: key, source: source(key))
+            if key == "max_rate" { config.maxRate = rate } else { config.backgroundMaxRate = rate }
+        }
+        config.rateWindows = rateWindows
         config.metricsListen = try string(
             "metrics_listen", config.metricsListen, valid: { $0.isEmpty || MetricsListenAddress($0) != nil }, expected: MetricsListenAddress.expected)
         return (config, path)

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ServiceLifecycle
 import TransferCore
@@ -52,7 +53,8 @@ struct ManagerService: Service {
         while true {
             // Once the stop begins, STATUS says so: no more counts.
             guard (try? await Task.sleep(for: .seconds(1))) != nil, !Task.isShuttingDownGracefully else { return }
-            SystemdNotifier.status("\(await Self.status(of: manager)), \(ByteCountFormatting.rate(await manager.aggregateRate))")
+            let limit = configuration.current.ratePolicy.limits(at: Date()).global.map { " (limit \(ByteCountFormatting.rate($0)))" } ?? ""
+            SystemdNotifier.status("\(await Self.status(of: manager)), \(ByteCountFormatting.rate(await manager.aggregateRate))\(limit)")
             await manager.publishProgress()
             sinceSweep += 1
             if sinceSweep >= configuration.current.retentionSweepSeconds {

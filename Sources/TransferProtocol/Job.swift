@@ -110,6 +110,13 @@ public struct Job: Codable, Hashable, Sendable {
     /// `foreground`, `normal` or `background`: always given by daemons that schedule by class;
     /// absent (read as `normal`) from older ones.
     public var priority: JobPriority?
+    /// The job's own rate limit in bytes per second (`limit_rate`), when it has one.
+    public var limitRate: Int64?
+    /// While running under a rate limit: the bytes per second it is paced at now (its own limit,
+    /// or its share of the global or class limit).
+    public var pacedRate: Int64?
+    /// Something the job cannot do as asked, such as hold a rate limit on a server that ignores ranges.
+    public var warning: String?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

@@ -48,6 +48,9 @@ public enum Submit: RPCMethod {
         public var resumable: String?
         /// `foreground`, `normal` (the default) or `background` (see ``JobPriority``).
         public var priority: String?
+        /// The most bytes per second this job may use, as curl's `--limit-rate` spells it: `2M`,
+        /// `500K`, `1048576` (K, M, G are powers of 1024; `0`: no limit of its own).
+        public var limitRate: String?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,

@@ -27,6 +27,9 @@ struct JobDetail {
             ("total", job.totalBytes.map(Self.bytesText) ?? "unknown"),
             ("rate", job.rateText),
         ]
+        if let limit = job.limitRate { fields.append(("limit rate", ByteCountFormatting.rate(limit))) }
+        if let paced = job.pacedRate { fields.append(("paced at", ByteCountFormatting.rate(paced))) }
+        if let warning = job.warning { fields.append(("warning", TerminalText.printable(warning))) }
         if let eta = job.etaText { fields.append(("eta", eta)) }
         fields.append(("attempts", String(job.attempts)))
         if let next = job.nextAttemptAt { fields.append(("next attempt", Self.timestamp(next))) }

@@ -20,6 +20,11 @@ struct JobOptions: ParsableArguments {
     var lowSpeedTime: Double?
 
     @Option(help: ArgumentHelp(
+        "The most bytes per second this job may use, as curl spells it: 500K, 2M, 1G (powers of 1024), or a number of bytes.",
+        valueName: "rate"))
+    var limitRate: String?
+
+    @Option(help: ArgumentHelp(
         "Submit under this session: its end is kept until the session acknowledges it (transferctl events --session NAME --ack).",
         valueName: "name"))
     var session: String?
@@ -52,6 +57,7 @@ struct JobOptions: ParsableArguments {
             if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds") }
         }
         if let lowSpeedLimit, lowSpeedLimit < 0 { throw ValidationError("--low-speed-limit must not be negative") }
+        if let limitRate, let problem = ByteRate.problem("--limit-rate", limitRate) { throw ValidationError(problem) }
         for (name, value) in [("--not-before", notBefore), ("--deadline", deadline)] {
             if let value, Self.time(value) == nil {
                 throw ValidationError("\(name) '\(value)' is not a time: give ISO 8601 (2026-11-24T02:00:00Z) or +DURATION (+90s, +30m, +2h, +1d)")

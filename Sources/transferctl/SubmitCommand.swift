@@ -183,6 +183,7 @@ struct SubmitCommand: AsyncParsableCommand {
             params.replace = replace ? true : nil
             (params.notBefore, params.deadline) = jobOptions.times
             params.priority = jobOptions.priority
+            params.limitRate = jobOptions.limitRate
             return params
         }
         func inDirectory(_ directory: String?, _ name: String) throws -> String {

@@ -97,6 +97,7 @@ struct UploadCommand: AsyncParsableCommand {
             method: method?.uppercased(), contentType: contentType, resumable: resumable?.lowercased())
         (params.notBefore, params.deadline) = jobOptions.times
         params.priority = jobOptions.priority
+        params.limitRate = jobOptions.limitRate
         try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
     }
 }

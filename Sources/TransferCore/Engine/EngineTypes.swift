@@ -67,6 +67,10 @@ public struct TransferRequest: Sendable {
     public var owner: DownloadOwner?
     /// For an upload: what to send and how; nil for a download.
     public var upload: UploadPlan?
+    /// The job's own rate limit in bytes per second (`limit_rate`); nil: none.
+    public var limitRate: Int64?
+    /// The shared limits the transfer falls under besides the global one.
+    public var bandwidthClass: BandwidthClass = .normal
     /// Logs about this transfer: carries the job id (and the attempt number) as metadata, so each
     /// line joins the job's story (`TRANSFER_JOB_ID=` in the journal).
     public var logger: Logger
@@ -189,6 +193,11 @@ struct TransferFailure: Sendable, Equatable {
 public struct TransferProgress: Sendable {
     public var bytes: Int64
     public var bytesPerSecond: Int64
+    /// The rate the transfer is paced at now (its own limit or its share of a shared one); nil: none.
+    public var pacedRate: Int64? = nil
+    /// Whether a limit applies but cannot be held: the server ignores ranges, so the body comes in
+    /// one request that cannot be paced.
+    public var limitUnheld = false
 }
 
 /// What an interrupted transfer leaves in memory for its next attempt in this run.

@@ -7,7 +7,7 @@ import Synchronization
 /// One running transfer inside the engine: its request, its attempt's decisions, its partial
 /// file, and how other threads may stop it.
 ///
-/// `@unchecked Sendable`: `attempt` and `stallWindow` are read and written only on the engine's
+/// `@unchecked Sendable`: `attempt`, `stallWindow` and `pacer` are read and written only on the engine's
 /// delegate queue; what other threads read or change is in `control` (locked) or in the sink's atomics.
 final class TransferContext: @unchecked Sendable {
     /// Why the transfer is not simply running.
@@ -35,6 +35,10 @@ final class TransferContext: @unchecked Sendable {
     let sink: ByteSink
     /// The start of the window the low-speed limit measures: a time and the offset then.
     var stallWindow: (start: UInt64, offset: Int64)
+    /// Spaces the segments to the transfer's rate limit.
+    var pacer = RatePacer()
+    /// Set once the server showed it ignores ranges: then a rate limit cannot be held.
+    let rangesUnusable = Atomic<Bool>(false)
 
     init(request: TransferRequest, attempt: DownloadAttempt, sink: ByteSink) {
         self.request = request

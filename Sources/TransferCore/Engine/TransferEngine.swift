@@ -28,12 +28,16 @@ public final class TransferEngine: TransferDriving {
     /// Events about every transfer, in order per job.
     public let events: AsyncStream<EngineEvent>
 
-    public init(configuration: EngineConfiguration, hosts: HostGuard = HostGuard(), logger: Logger) {
+    /// The bandwidth limits the transfers are paced to; the daemon replaces their policy on reload.
+    public let rates: RateGovernor
+
+    public init(configuration: EngineConfiguration, hosts: HostGuard = HostGuard(), rates: RateGovernor = RateGovernor(), logger: Logger) {
         _ = Landing.processUmask
         let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
         self.events = events
         let queues = EngineQueues()
-        let runner = TransferRunner(configuration: configuration, hosts: hosts, queues: queues, logger: logger, events: continuation)
+        self.rates = rates
+        let runner = TransferRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, logger: logger, events: continuation)
         self.runner = runner
         let uploads = UploadRunner(configuration: configuration, hosts: hosts, queues: queues, events: continuation)
         self.uploads = uploads

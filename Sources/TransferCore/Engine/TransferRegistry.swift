@@ -34,6 +34,12 @@ final class TransferRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The limits a running transfer shares: it stops sharing them once removed here.
+    let rates: RateGovernor
+
+    init(rates: RateGovernor) {
+        self.rates = rates
+    }
 
     // MARK: - Starting
 
@@ -153,6 +159,7 @@ final class TransferRegistry: Sendable {
     /// Drops a finished transfer, then wakes `waitUntilIdle` when none is left.
     func remove(_ jobID: String) {
         state.withLock { _ = $0.byJob.removeValue(forKey: jobID) }
+        rates.leave(jobID)
         releaseStopWaitersIfIdle()
     }
 

@@ -21,6 +21,7 @@ extension TransferRunner {
             switch action {
             case .acceptBody:
                 disposition = .allow
+                if !context.attempt.rangesUsable { context.rangesUnusable.store(true, ordering: .relaxed) }
             case .cancelRequest:
                 // A response's own answer cancels its request; elsewhere the task is cancelled.
                 if answering { disposition = .cancel } else { context.cancelRequest() }
@@ -46,10 +47,21 @@ extension TransferRunner {
             case .checkRedirect(let target):
                 checkRedirect(context, target)
             case .nextSegment:
-                // One segment done: size the next one by how much piled up during this one.
-                context.attempt.segmentBytes = context.sink.nextSegmentBytes(
+                // One segment done: size the next one by how much piled up during this one, or by
+                // the rate limit, and wait until the bytes so far fit that limit.
+                let rate = rates.rate(for: context.request.jobID)
+                let sized = context.sink.nextSegmentBytes(
                     after: context.attempt.segmentBytes, bounds: configuration.segmentBytes, highWater: configuration.backlogHighWater)
-                resumeWhenDrained(context)
+                context.attempt.segmentBytes =
+                    RatePacer.segmentBytes(for: rate, upTo: configuration.segmentBytes.upperBound)
+                    ?? max(sized, configuration.segmentBytes.lowerBound)
+                let now = MonotonicClock.nanoseconds()
+                let wait = context.pacer.delay(endedAt: context.attempt.offset, now: now, rate: rate)
+                if wait > 0 {
+                    continueWhenPaced(context, at: now + wait)
+                } else {
+                    resumeWhenDrained(context)
+                }
             case .land:
                 land(context)
             case .retryLater(let failure):
@@ -70,7 +82,9 @@ extension TransferRunner {
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         context.sink.segmentStarted()
-        context.stallWindow = (MonotonicClock.nanoseconds(), context.attempt.offset)
+        let now = MonotonicClock.nanoseconds()
+        context.stallWindow = (now, context.attempt.offset)
+        context.pacer.requestSent(at: now, offset: context.attempt.offset)
         registry.register(task: task.taskIdentifier, for: context)
         // Resumed under the lock that cancel and shutdown take, so that they find either no task
         // (and the phase they set stops it here) or a running one, never one not yet resumed,
@@ -119,6 +133,26 @@ extension TransferRunner {
         }
         context.request.logger.debug("continuing a paused transfer", metadata: ["offset": "\(context.attempt.offset)"])
         perform(context.attempt.proceed(), context)
+    }
+
+    /// Waits, off the delegate queue and in steps short enough that a stop or a lifted limit is
+    /// seen soon, until `due` on the monotonic clock, then continues with the next segment.
+    func continueWhenPaced(_ context: TransferContext, at due: UInt64) {
+        queues.assertOnDelegate()
+        let now = MonotonicClock.nanoseconds()
+        let phase = context.phase
+        guard phase == .active || phase == .pausing else {
+            completeStop(context)
+            return
+        }
+        // A failure decided meanwhile (the job's deadline) ends the attempt at once.
+        guard now < due, !context.attempt.hasFailed, rates.rate(for: context.request.jobID) != nil else {
+            resumeWhenDrained(context)
+            return
+        }
+        queues.io.asyncAfter(deadline: .now() + .nanoseconds(Int(min(due - now, 100_000_000)))) {
+            self.queues.onDelegate { self.continueWhenPaced(context, at: due) }
+        }
     }
 
     // MARK: - Endings

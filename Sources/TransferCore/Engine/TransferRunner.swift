@@ -16,7 +16,9 @@ final class TransferRunner: @unchecked Sendable {
     let configuration: EngineConfiguration
     let hosts: HostGuard
     let queues: EngineQueues
-    let registry = TransferRegistry()
+    let registry: TransferRegistry
+    /// The bandwidth limits, shared by the running transfers; their segments are paced to them.
+    let rates: RateGovernor
     let logger: Logger
     let events: AsyncStream<EngineEvent>.Continuation
     weak var session: URLSession?
@@ -25,7 +27,12 @@ final class TransferRunner: @unchecked Sendable {
     let sessionInvalidated = Atomic<Bool>(false)
     let checkpointIntervalNanoseconds: UInt64
 
-    init(configuration: EngineConfiguration, hosts: HostGuard, queues: EngineQueues, logger: Logger, events: AsyncStream<EngineEvent>.Continuation) {
+    init(
+        configuration: EngineConfiguration, hosts: HostGuard, rates: RateGovernor = RateGovernor(), queues: EngineQueues, logger: Logger,
+        events: AsyncStream<EngineEvent>.Continuation
+    ) {
+        self.rates = rates
+        self.registry = TransferRegistry(rates: rates)
         self.configuration = configuration
         self.hosts = hosts
         self.queues = queues
@@ -88,8 +95,10 @@ final class TransferRunner: @unchecked Sendable {
 
     func progress(jobID: String) -> TransferProgress? {
         guard let context = registry.context(forJob: jobID) else { return nil }
+        let paced = rates.rate(for: jobID)
         return TransferProgress(
-            bytes: context.sink.progress.load(ordering: .relaxed), bytesPerSecond: context.sink.rate.load(ordering: .relaxed))
+            bytes: context.sink.progress.load(ordering: .relaxed), bytesPerSecond: context.sink.rate.load(ordering: .relaxed),
+            pacedRate: paced, limitUnheld: paced != nil && context.rangesUnusable.load(ordering: .relaxed))
     }
 
     // MARK: - Beginning (delegate queue)
@@ -130,9 +139,12 @@ final class TransferRunner: @unchecked Sendable {
         let settings = DownloadAttempt.Settings(
             url: request.url, expectedSize: request.expectedSize, diskReserveBytes: request.diskReserveBytes,
             maxRedirects: configuration.maxRedirects)
+        rates.join(request.jobID, limit: request.limitRate, bandwidthClass: request.bandwidthClass)
+        // A paced transfer asks for segments of about a quarter second's worth from the first one.
+        let paced = RatePacer.segmentBytes(for: rates.rate(for: request.jobID), upTo: configuration.segmentBytes.upperBound)
         let attempt = DownloadAttempt(
             settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
-            announcedDigest: prepared.announcedDigest, segmentBytes: configuration.segmentBytes.lowerBound)
+            announcedDigest: prepared.announcedDigest, segmentBytes: paced ?? configuration.segmentBytes.lowerBound)
         let sink = ByteSink(file: prepared.file, offset: prepared.offset, digest: prepared.digest)
         return TransferContext(request: request, attempt: attempt, sink: sink)
     }

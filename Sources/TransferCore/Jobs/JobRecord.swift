@@ -91,6 +91,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var resumable: ResumableMode?
     public var uploadProtocol: UploadProtocol?
     public var uploadResource: String?
+    /// The job's own rate limit in bytes per second (`limit_rate`); nil: none.
+    public var limitRate: Int64?
 
     public var isUpload: Bool { kind == .upload }
 
@@ -116,6 +118,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withTimes(notBefore: notBefore, deadline: deadline)
             .withPaused(paused == true && !state.isTerminal)
             .withPriority(priorityClass)
+            .withLimitRate(limitRate)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -135,6 +138,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
             && notBefore == params.notBefore && deadline == params.deadline
+            && limitRate == params.limitRate.flatMap(ByteRate.limit)
     }
 }
 
@@ -158,6 +162,13 @@ public enum PartialPath {
 }
 
 extension Job {
+    /// The job with its own rate limit, when it has one.
+    func withLimitRate(_ limitRate: Int64?) -> Job {
+        var job = self
+        job.limitRate = limitRate
+        return job
+    }
+
     /// The job marked as paused (the field is left out when it is not).
     func withPaused(_ paused: Bool) -> Job {
         var job = self

@@ -213,6 +213,13 @@ enum SubmitValidator {
         }
     }
 
+    /// `limit_rate` as bytes per second: nil when absent or 0 (no limit).
+    static func validateLimitRate(_ text: String?) throws(CoreError) -> Int64? {
+        guard let text else { return nil }
+        if let problem = ByteRate.problem("limit_rate", text) { throw CoreError(.invalidParameter("limit_rate"), problem) }
+        return ByteRate.limit(text)
+    }
+
     static func validateSize(_ size: Int64?) throws(CoreError) {
         guard let size, !Limits.Job.size.contains(size) else { return }
         throw outOfRange("size", size, Limits.Job.size, "bytes")

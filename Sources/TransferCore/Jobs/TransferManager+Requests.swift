@@ -129,6 +129,7 @@ extension TransferManager {
     func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, destinationChecked: Bool) throws(CoreError) -> Admission {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         let isUpload = try SubmitValidator.validateKind(params) == .upload
+        let limitRate = try SubmitValidator.validateLimitRate(params.limitRate)
         var replaced: JobRecord?
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -160,6 +161,7 @@ extension TransferManager {
             if case .new(var job, let url) = admission {
                 job.notBefore = params.notBefore
                 job.deadline = params.deadline
+                job.limitRate = limitRate
                 admission = .new(job, url)
                 if let replaced { forget([replaced]) }
             }
@@ -194,6 +196,7 @@ extension TransferManager {
         job.notBefore = params.notBefore
         job.deadline = params.deadline
         job.priority = try SubmitValidator.validatePriority(params.priority).flatMap { $0 == .normal ? nil : $0 }
+        job.limitRate = limitRate
         nextOrder += 1
         return .new(job, url)
     }

@@ -253,6 +253,8 @@ public actor TransferManager {
                     allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
                     logger: transferLogger)
             request.upload = uploadPlan(for: job)
+            request.limitRate = job.limitRate
+            request.bandwidthClass = job.bandwidthClass
             engine.start(request)
         }
         yieldSlotsToWaitingJobs()
@@ -380,7 +382,7 @@ public actor TransferManager {
 
     func view(_ job: JobRecord) -> Job {
         guard job.state == .running, let progress = engine.progress(jobID: job.id) else { return job.wireJob() }
-        return job.wireJob(liveBytes: progress.bytes, bytesPerSecond: progress.bytesPerSecond)
+        return job.wireJob(liveBytes: progress.bytes, bytesPerSecond: progress.bytesPerSecond).withPacing(progress)
     }
 
     func save(_ job: JobRecord) {
