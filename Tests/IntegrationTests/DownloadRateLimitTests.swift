@@ -50,9 +50,34 @@ struct DownloadRateLimitTests {
         try await server.shutdown()
     }
 
+    @Test func backgroundJobsShareTheBackgroundLimitAndOthersAreNotHeldByIt() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon(configuration: ["background_max_rate": "1M"])
+        defer { daemon.cleanUp() }
+        server.serve("/bg.bin", content: TestContent(seed: 95, size: 40 << 20))
+        server.serve("/fg.bin", content: TestContent(seed: 96, size: 8 << 20))
+        try await daemon.start()
+        let background = try await runTransferctl([
+            "submit", "--socket", daemon.socketPath, "--priority", "background", "--json", server.url("/bg.bin"), daemon.destination("bg.bin"),
+        ])
+        #expect(background.status == 0, "\(background.stderr)")
+        let job = try WireCoding.decoder().decode(Job.self, from: Data(background.stdout.utf8))
+        expectWithinTenPercent(try await measuredRate(server, ["/bg.bin"]), of: Double(1 << 20), "background_max_rate 1M")
+        // A normal job is not paced by the background class's limit: 8 MiB arrive well within the 8 s 1 MiB/s would take.
+        let normal = try daemon.submit(server.url("/fg.bin"), to: daemon.destination("fg.bin"))
+        let finished = try await daemon.waitForTerminal(normal.id, seconds: 60)
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        if let started = finished.startedAt, let ended = finished.finishedAt {
+            #expect(ended.timeIntervalSince(started) < 6, "a normal job took \(ended.timeIntervalSince(started)) s for 8 MiB")
+        }
+        _ = try daemon.client().call(Cancel.self, .init(id: job.id))
+        try await server.shutdown()
+    }
+
     @Test func theGlobalLimitIsSharedByRunningJobs() async throws {
         let server = try await TestHTTPServer.start()
-        let daemon = try TestDaemon(configuration: ["max_rate": "4M"])
+        // Three at once to one host: above max_connections_per_host's default of 2.
+        let daemon = try TestDaemon(configuration: ["max_rate": "4M", "max_connections_per_host": 4])
         defer { daemon.cleanUp() }
         let paths = ["/a.bin", "/b.bin", "/c.bin"]
         for (index, path) in paths.enumerated() { server.serve(path, content: TestContent(seed: UInt64(90 + index), size: 32 << 20)) }
