@@ -92,6 +92,7 @@ struct PriorityIntegrationTests {
         #expect(try #require(background.finishedAt) > normalEnd)
         #expect(try sha256Hex(ofFile: daemon.destination("bg")) == big.sha256Hex())
         let sent = server.bytesSent(for: "/bg")
+        print("background yield: \(sent) bytes sent for \(big.size) (bound \(big.size + checkpointBytes))")
         #expect(sent <= big.size + checkpointBytes, "the server sent \(sent) bytes for a file of \(big.size)")
         try await server.shutdown()
     }
