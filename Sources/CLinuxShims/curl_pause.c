@@ -1,8 +1,8 @@
 // FoundationNetworking crashes the daemon when an upload's connection drops mid-body: its file
 // body source reads the file with DispatchIO, and a read that completes after libcurl has ended
 // the transfer unpauses the easy handle. libcurl answers CURLE_BAD_FUNCTION_ARGUMENT for a handle
-// that no longer has a connection, and FoundationNetworking's `try!` on that answer traps
-// ("EasyHandle.swift: Fatal error: 'try!' expression unexpectedly raised an error ... Code=43").
+// that no longer has a connection, and FoundationNetworking, which treats every error of this call
+// as impossible, traps on that answer ("EasyHandle.swift: Fatal error: ... Code=43").
 //
 // This file defines FoundationNetworking's pause call (CFURLSessionEasyHandleSetPauseState) the
 // same way, except that a pause or unpause of a handle whose transfer is over is what it is: a

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import TransferProtocol
 
 /// Which queued job starts next, and when a background transfer gives its slot up.
@@ -11,6 +12,53 @@ import TransferProtocol
 /// host): the engine stops it as a pause does (partial file synced, the bytes kept), and it is
 /// queued again at the front of its class, to continue from that byte with a ranged request.
 extension TransferManager {
+    /// Starts queued jobs while slots are free, then lets background transfers yield to jobs still waiting.
+    func schedule() {
+        while acceptingWork, !held, running.count < configuration.maxConcurrentTransfers, let id = nextToStart() {
+            guard var job = jobs[id], job.state == .queued, job.paused != true, let url = URL(string: job.url) else { continue }
+            if let deadline = job.deadline, deadline <= Date() {
+                markFailed(
+                    job, JobError(code: .timeLimit, message: "the job's deadline (\(WireCoding.formatTimestamp(deadline))) passed before it could start"))
+                continue
+            }
+            job.state = .running
+            job.startedAt = job.startedAt ?? Date()
+            job.attempts += 1
+            save(job)
+            emit(.started, job)
+            metrics.transfersStarted.increment()
+            // Bytes an upload sends are not bytes received.
+            if !job.isUpload { countedBytes[id] = job.checkpointBytes }
+            running.insert(id)
+            runningHosts[id] = job.hostKey
+            generations[id] = 0
+            engine.start(transferRequest(for: job, url: url))
+        }
+        yieldSlotsToWaitingJobs()
+    }
+
+    /// What the engine is handed for one attempt of `job`.
+    private func transferRequest(for job: JobRecord, url: URL) -> TransferRequest {
+        let id = job.id
+        let limits = configuration.retry.limits(for: job.retry)
+        // Every line the engine logs about this attempt carries the job and the attempt number.
+        var transferLogger = logger(forJob: id)
+        transferLogger[metadataKey: "attempt"] = "\(job.attempts)"
+        transferLogger.info("attempt started", metadata: ["bytes": "\(job.checkpointBytes)"])
+        var request = TransferRequest(
+            jobID: id, url: url, headers: job.headers, destination: job.destination,
+            partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
+            validator: job.validator, totalBytes: job.totalBytes,
+            expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
+            deadline: job.endOfTime(maxTime: limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
+            allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
+            logger: transferLogger)
+        request.upload = uploadPlan(for: job)
+        request.limitRate = job.limitRate
+        request.bandwidthClass = job.bandwidthClass
+        return request
+    }
+
     /// The key `job` is queued under; `lane` 0 puts it ahead of the rest of its class.
     static func queueKey(_ job: JobRecord, lane: Int = 1) -> QueueKey {
         QueueKey(rank: job.priorityClass.rank, lane: lane, position: job.queuePosition, order: job.order)

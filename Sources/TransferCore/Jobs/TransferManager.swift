@@ -217,49 +217,6 @@ public actor TransferManager {
         return size
     }
 
-    // MARK: - Scheduling
-
-    func schedule() {
-        while acceptingWork, !held, running.count < configuration.maxConcurrentTransfers, let id = nextToStart() {
-            guard var job = jobs[id], job.state == .queued, job.paused != true, let url = URL(string: job.url) else { continue }
-            if let deadline = job.deadline, deadline <= Date() {
-                markFailed(
-                    job, JobError(code: .timeLimit, message: "the job's deadline (\(WireCoding.formatTimestamp(deadline))) passed before it could start"))
-                continue
-            }
-            job.state = .running
-            job.startedAt = job.startedAt ?? Date()
-            job.attempts += 1
-            save(job)
-            emit(.started, job)
-            metrics.transfersStarted.increment()
-            // Bytes an upload sends are not bytes received.
-            if !job.isUpload { countedBytes[id] = job.checkpointBytes }
-            running.insert(id)
-            runningHosts[id] = job.hostKey
-            generations[id] = 0
-            let limits = configuration.retry.limits(for: job.retry)
-            // Every line the engine logs about this attempt carries the job and the attempt number.
-            var transferLogger = logger(forJob: id)
-            transferLogger[metadataKey: "attempt"] = "\(job.attempts)"
-            transferLogger.info("attempt started", metadata: ["bytes": "\(job.checkpointBytes)"])
-            var request =
-                TransferRequest(
-                    jobID: id, url: url, headers: job.headers, destination: job.destination,
-                    partialPath: job.partialPath, overwrite: job.overwrite, resumeFrom: job.checkpointBytes,
-                    validator: job.validator, totalBytes: job.totalBytes,
-                    expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
-                    deadline: job.endOfTime(maxTime: limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
-                    allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
-                    logger: transferLogger)
-            request.upload = uploadPlan(for: job)
-            request.limitRate = job.limitRate
-            request.bandwidthClass = job.bandwidthClass
-            engine.start(request)
-        }
-        yieldSlotsToWaitingJobs()
-    }
-
     /// Starts queued jobs and the retry timers of waiting ones; call once after the daemon is ready.
     public func start() async {
         // The sequence numbers reserved at start-up are durable before any event uses them.
