@@ -386,21 +386,30 @@ DAEMON_NS=0
 PEAK_KIB=0
 BEFORE_KIB=0
 transferd_run() { # LABEL PID SOCKET DEST [URL [SUBMIT OPTION...]]
-    local label=$1 pid=$2 socket=$3 dest=$4 url=${5:-$URL} t0 t1 rc=0 state started finished cpu0
+    local label=$1 pid=$2 socket=$3 dest=$4 url=${5:-$URL}
     shift $(($# < 5 ? $# : 5))
+    transferctl_job_run "$label" "$pid" download submit --socket "$socket" --wait --json "$@" "$url" "$dest"
+}
+
+# Runs one `transferctl ... --wait --json` job (the download or upload of WHAT) against the daemon
+# PID and measures it: WALL_NS (start to exit), DAEMON_NS (started_at to finished_at), PEAK_KIB,
+# BEFORE_KIB and CPU_S; stops the benchmark unless the job completed.
+transferctl_job_run() { # LABEL PID WHAT TRANSFERCTL-ARGUMENT...
+    local label=$1 pid=$2 what=$3 t0 t1 rc=0 state started finished cpu0
+    shift 3
     BEFORE_KIB=$(proc_kib "$pid" VmRSS)
     reset_hwm "$pid"
     cpu0=$(cpu_ticks "$pid")
     t0=$(now_ns)
-    "$TRANSFERCTL" submit --socket "$socket" --wait --json "$@" "$url" "$dest" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
+    "$TRANSFERCTL" "$@" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
     t1=$(now_ns)
     PEAK_KIB=$(proc_kib "$pid" VmHWM)
     CPU_S=$(cpu_since "$pid" "$cpu0")
-    kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the download"
+    kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the $what"
     state=$(json_field state "$SCRATCH/job.json")
     if ((rc != 0)) || [[ $state != completed ]]; then
         cat "$SCRATCH/job.json" "$SCRATCH/transferctl.err" >&2 || true
-        die "$label: transferctl submit --wait exited $rc, job state '$state'"
+        die "$label: transferctl $1 --wait exited $rc, job state '$state'"
     fi
     WALL_NS=$((t1 - t0))
     started=$(json_field started_at "$SCRATCH/job.json")
@@ -429,33 +438,10 @@ transferd_small_run() { # LABEL PID SOCKET DIR
     WALL_NS=$((t1 - t0))
 }
 
-# Uploads FILE to URL with `transferctl upload --wait` (a plain PUT); sets WALL_NS (start to exit:
-# the hand-off into the spool and the upload), DAEMON_NS (started_at to finished_at), PEAK_KIB,
-# BEFORE_KIB and CPU_S as transferd_run does.
+# Uploads FILE to URL with `transferctl upload --wait` (a plain PUT); measures as transferd_run does,
+# WALL_NS covering the hand-off into the spool and the upload.
 transferd_upload_run() { # LABEL PID SOCKET FILE URL
-    local label=$1 pid=$2 socket=$3 file=$4 url=$5 t0 t1 rc=0 state started finished cpu0
-    BEFORE_KIB=$(proc_kib "$pid" VmRSS)
-    reset_hwm "$pid"
-    cpu0=$(cpu_ticks "$pid")
-    t0=$(now_ns)
-    "$TRANSFERCTL" upload --socket "$socket" --resumable off --wait --json "$file" "$url" >"$SCRATCH/job.json" 2>"$SCRATCH/transferctl.err" || rc=$?
-    t1=$(now_ns)
-    PEAK_KIB=$(proc_kib "$pid" VmHWM)
-    CPU_S=$(cpu_since "$pid" "$cpu0")
-    kill -0 "$pid" 2>/dev/null || die "$label: transferd exited during the upload"
-    state=$(json_field state "$SCRATCH/job.json")
-    if ((rc != 0)) || [[ $state != completed ]]; then
-        cat "$SCRATCH/job.json" "$SCRATCH/transferctl.err" >&2 || true
-        die "$label: transferctl upload --wait exited $rc, job state '$state'"
-    fi
-    WALL_NS=$((t1 - t0))
-    started=$(json_field started_at "$SCRATCH/job.json")
-    finished=$(json_field finished_at "$SCRATCH/job.json")
-    if [[ -n $started && -n $finished ]]; then
-        DAEMON_NS=$(($(iso_ns "$finished") - $(iso_ns "$started")))
-    else
-        DAEMON_NS=0
-    fi
+    transferctl_job_run "$1" "$2" upload upload --socket "$3" --resumable off --wait --json "$4" "$5"
 }
 
 # The spool hand-off alone: `transferctl upload` without --wait returns once the daemon has copied
