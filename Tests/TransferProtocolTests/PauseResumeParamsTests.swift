@@ -4,45 +4,27 @@ import TransferProtocol
 
 @Suite("Pause and resume params")
 struct PauseResumeParamsTests {
-    let decoder = RequestDecoder(methods: ["pause", "resume"])
-
-    private func params<M: RPCMethod>(_ method: M.Type, _ params: String) throws -> M.Params {
-        let line = Data((#"{"jsonrpc":"2.0","id":1,"method":"\#(M.name)","params":"# + params + "}").utf8)
-        return try decoder.decode(line).params(for: M.self)
-    }
-
-    /// The invalid-params message for `params`, or nil when they decode.
-    private func problem<M: RPCMethod>(_ method: M.Type, _ params: String) -> String? {
-        do {
-            _ = try self.params(method, params)
-            return nil
-        } catch let error as RPCError {
-            #expect(error.code == .invalidParams)
-            return error.message
-        } catch {
-            return "\(error)"
-        }
-    }
+    let decoding = ParamsDecoding(methods: ["pause", "resume"])
 
     @Test func eachWayOfChoosingJobsDecodes() throws {
-        #expect(try params(Pause.self, #"{"ids":["a","b"]}"#) == JobSelection(ids: ["a", "b"]))
-        #expect(try params(Resume.self, #"{"session":"nightly"}"#) == JobSelection(session: "nightly"))
-        #expect(try params(Pause.self, #"{"all":true}"#) == JobSelection(all: true))
+        #expect(try decoding.params(Pause.self, #"{"ids":["a","b"]}"#) == JobSelection(ids: ["a", "b"]))
+        #expect(try decoding.params(Resume.self, #"{"session":"nightly"}"#) == JobSelection(session: "nightly"))
+        #expect(try decoding.params(Pause.self, #"{"all":true}"#) == JobSelection(all: true))
         for selection in [JobSelection(ids: ["a"]), JobSelection(session: "s"), JobSelection(all: true)] {
             #expect(selection.problem == nil)
         }
     }
 
     @Test func wrongNamesAndKindsAreRefusedByName() {
-        #expect(problem(Pause.self, #"{"id":"a"}"#)?.contains("unknown parameter 'id'") == true)
-        #expect(problem(Pause.self, #"{"id":"a"}"#)?.contains("did you mean 'ids'?") == true)
-        #expect(problem(Resume.self, #"{"ids":"a"}"#)?.contains("parameter 'ids' must be an array of strings") == true)
-        #expect(problem(Pause.self, #"{"all":"yes"}"#)?.contains("parameter 'all' must be true or false") == true)
-        #expect(problem(Resume.self, #"{"session":7}"#)?.contains("parameter 'session' must be a string") == true)
+        #expect(decoding.problem(Pause.self, #"{"id":"a"}"#)?.contains("unknown parameter 'id'") == true)
+        #expect(decoding.problem(Pause.self, #"{"id":"a"}"#)?.contains("did you mean 'ids'?") == true)
+        #expect(decoding.problem(Resume.self, #"{"ids":"a"}"#)?.contains("parameter 'ids' must be an array of strings") == true)
+        #expect(decoding.problem(Pause.self, #"{"all":"yes"}"#)?.contains("parameter 'all' must be true or false") == true)
+        #expect(decoding.problem(Resume.self, #"{"session":7}"#)?.contains("parameter 'session' must be a string") == true)
     }
 
     @Test func aSelectionNamesJobsExactlyOneWay() throws {
-        #expect(try params(Pause.self, "{}").problem?.contains("say which jobs") == true)
+        #expect(try decoding.params(Pause.self, "{}").problem?.contains("say which jobs") == true)
         #expect(JobSelection(ids: ["a"], session: "s").problem?.contains("only one of") == true)
         #expect(JobSelection(session: "s", all: true).problem?.contains("only one of") == true)
         #expect(JobSelection(ids: []).problem?.contains("ids is empty") == true)

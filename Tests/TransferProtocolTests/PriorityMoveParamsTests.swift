@@ -4,44 +4,26 @@ import TransferProtocol
 
 @Suite("Priority and move params")
 struct PriorityMoveParamsTests {
-    let decoder = RequestDecoder(methods: ["priority", "move", "submit"])
-
-    private func params<M: RPCMethod>(_ method: M.Type, _ params: String) throws -> M.Params {
-        let line = Data((#"{"jsonrpc":"2.0","id":1,"method":"\#(M.name)","params":"# + params + "}").utf8)
-        return try decoder.decode(line).params(for: M.self)
-    }
-
-    /// The invalid-params message for `params`, or nil when they decode.
-    private func problem<M: RPCMethod>(_ method: M.Type, _ params: String) -> String? {
-        do {
-            _ = try self.params(method, params)
-            return nil
-        } catch let error as RPCError {
-            #expect(error.code == .invalidParams)
-            return error.message
-        } catch {
-            return "\(error)"
-        }
-    }
+    let decoding = ParamsDecoding(methods: ["priority", "move", "submit"])
 
     @Test func priorityAndMoveParamsDecode() throws {
-        #expect(try params(PriorityMethod.self, #"{"id":"a","priority":"background"}"#) == .init(id: "a", priority: "background"))
-        #expect(try params(Move.self, #"{"id":"a","first":true}"#) == .init(id: "a", first: true))
-        #expect(try params(Move.self, #"{"id":"a","before":"b"}"#) == .init(id: "a", before: "b"))
-        let submit = try params(Submit.self, #"{"url":"http://h/x","destination":"/tmp/x","priority":"foreground"}"#)
+        #expect(try decoding.params(PriorityMethod.self, #"{"id":"a","priority":"background"}"#) == .init(id: "a", priority: "background"))
+        #expect(try decoding.params(Move.self, #"{"id":"a","first":true}"#) == .init(id: "a", first: true))
+        #expect(try decoding.params(Move.self, #"{"id":"a","before":"b"}"#) == .init(id: "a", before: "b"))
+        let submit = try decoding.params(Submit.self, #"{"url":"http://h/x","destination":"/tmp/x","priority":"foreground"}"#)
         #expect(submit.priority == "foreground")
     }
 
     @Test func wrongNamesAndKindsAreRefusedByName() {
-        #expect(problem(PriorityMethod.self, #"{"id":"a","class":"background"}"#)?.contains("unknown parameter 'class'") == true)
-        #expect(problem(PriorityMethod.self, #"{"id":"a","priority":2}"#)?.contains("parameter 'priority' must be a string") == true)
-        #expect(problem(Move.self, #"{"id":"a","first":"yes"}"#)?.contains("parameter 'first' must be true or false") == true)
-        #expect(problem(Move.self, #"{"id":"a","after":"b"}"#)?.contains("unknown parameter 'after'") == true)
-        #expect(problem(Submit.self, #"{"url":"http://h/x","priority":1}"#)?.contains("parameter 'priority' must be a string") == true)
+        #expect(decoding.problem(PriorityMethod.self, #"{"id":"a","class":"background"}"#)?.contains("unknown parameter 'class'") == true)
+        #expect(decoding.problem(PriorityMethod.self, #"{"id":"a","priority":2}"#)?.contains("parameter 'priority' must be a string") == true)
+        #expect(decoding.problem(Move.self, #"{"id":"a","first":"yes"}"#)?.contains("parameter 'first' must be true or false") == true)
+        #expect(decoding.problem(Move.self, #"{"id":"a","after":"b"}"#)?.contains("unknown parameter 'after'") == true)
+        #expect(decoding.problem(Submit.self, #"{"url":"http://h/x","priority":1}"#)?.contains("parameter 'priority' must be a string") == true)
     }
 
     @Test func aMoveNamesExactlyOnePlace() throws {
-        #expect(try params(Move.self, #"{"id":"a"}"#).problem?.contains("say where") == true)
+        #expect(try decoding.params(Move.self, #"{"id":"a"}"#).problem?.contains("say where") == true)
         #expect(Move.Params(id: "a", first: false).problem?.contains("say where") == true)
         #expect(Move.Params(id: "a", first: true, before: "b").problem?.contains("only one of") == true)
         #expect(Move.Params(id: "a", before: "a").problem?.contains("before itself") == true)

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Testing
 import TransferProtocol
 @testable import TransferCore
@@ -7,20 +6,10 @@ import TransferProtocol
 /// The core's pause and resume decisions, driven by a scripted engine.
 @Suite("Pause and resume with a scripted engine")
 struct PauseResumeTests {
-    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// A started core on the journal in `directory` (a restart when one was there), its engine scripted.
     func core(in directory: TemporaryDirectory, slots: Int = 1) async throws -> (TransferManager, ScriptedEngine) {
-        let engine = ScriptedEngine()
-        var configuration = CoreConfiguration(maxConcurrentTransfers: slots, allowedRoots: AllowedRoots([directory.path]))
-        configuration.diskReserveBytes = 0
-        configuration.retry.initialDelay = .milliseconds(5)
-        configuration.retry.maxDelay = .milliseconds(20)
-        let manager = try TransferManager(
-            journal: try Journal(directory: directory.path, logger: logger), engine: engine, configuration: configuration, logger: logger)
-        Task { await manager.run() }
-        await manager.start()
-        return (manager, engine)
+        try await startedScriptedCore(in: directory, slots: slots)
     }
 
     func submit(_ manager: TransferManager, _ id: String, in directory: TemporaryDirectory, owner: UInt32 = 0) async throws {

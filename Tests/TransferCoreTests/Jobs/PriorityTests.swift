@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Testing
 import TransferProtocol
 @testable import TransferCore
@@ -8,21 +7,10 @@ import TransferProtocol
 /// scripted engine.
 @Suite("Priorities and per-host fairness with a scripted engine")
 struct PriorityTests {
-    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// A started core on the journal in `directory` (a restart when one was there), its engine scripted.
     func core(in directory: TemporaryDirectory, slots: Int = 1, perHost: Int = 2) async throws -> (TransferManager, ScriptedEngine) {
-        let engine = ScriptedEngine()
-        var configuration = CoreConfiguration(maxConcurrentTransfers: slots, allowedRoots: AllowedRoots([directory.path]))
-        configuration.maxConnectionsPerHost = perHost
-        configuration.diskReserveBytes = 0
-        configuration.retry.initialDelay = .milliseconds(5)
-        configuration.retry.maxDelay = .milliseconds(20)
-        let manager = try TransferManager(
-            journal: try Journal(directory: directory.path, logger: logger), engine: engine, configuration: configuration, logger: logger)
-        Task { await manager.run() }
-        await manager.start()
-        return (manager, engine)
+        try await startedScriptedCore(in: directory, slots: slots, perHost: perHost)
     }
 
     func submit(

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Testing
 import TransferProtocol
 @testable import TransferCore
@@ -7,21 +6,10 @@ import TransferProtocol
 /// The core's scheduling, retry and back-off, driven by a scripted engine: no network, no process.
 @Suite("Scheduling and retry with a scripted engine")
 struct SchedulerTests {
-    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// A started core on a fresh journal, its engine scripted, its retries fast.
     func core(in directory: TemporaryDirectory, slots: Int = 2, maxAttempts: Int = 20) async throws -> (TransferManager, ScriptedEngine) {
-        let engine = ScriptedEngine()
-        var configuration = CoreConfiguration(maxConcurrentTransfers: slots, allowedRoots: AllowedRoots([directory.path]))
-        configuration.diskReserveBytes = 0
-        configuration.retry.initialDelay = .milliseconds(5)
-        configuration.retry.maxDelay = .milliseconds(20)
-        configuration.retry.maxAttempts = maxAttempts
-        let manager = try TransferManager(
-            journal: try Journal(directory: directory.path, logger: logger), engine: engine, configuration: configuration, logger: logger)
-        Task { await manager.run() }
-        await manager.start()
-        return (manager, engine)
+        try await startedScriptedCore(in: directory, slots: slots, maxAttempts: maxAttempts)
     }
 
     func submit(_ manager: TransferManager, _ id: String, in directory: TemporaryDirectory) async throws {
