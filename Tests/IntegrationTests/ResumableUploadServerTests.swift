@@ -285,20 +285,6 @@ private func withResumableServer(
     try await server.shutdown()
 }
 
-/// What one `curl` run gave.
-private struct CurlResult {
-    var exitCode: Int32
-    var status: Int
-    /// Every header block received, interim responses included.
-    var allHeaders: String
-    /// The headers of the last response received.
-    var headers: [(String, String)]
-    var body: [UInt8]
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-}
 
 /// Runs curl in a scratch directory of its own.
 private struct CurlClient {

@@ -320,18 +320,6 @@ private func withServer(_ body: (TestHTTPServer) async throws -> Void) async thr
     try await server.shutdown()
 }
 
-/// What one `curl` run gave.
-private struct CurlResult {
-    var exitCode: Int32
-    var status: Int
-    /// The headers of the last response received.
-    var headers: [(String, String)]
-    var body: [UInt8]
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-}
 
 /// Fetches `url` with curl (extra `arguments` before the URL), keeping headers and body.
 private func curl(_ url: String, _ arguments: String...) async throws -> CurlResult {

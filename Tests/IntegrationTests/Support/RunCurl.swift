@@ -22,3 +22,18 @@ func runCurl(_ arguments: [String]) async throws -> (exitCode: Int32, stdout: St
     let data = output.fileHandleForReading.readDataToEndOfFile()
     return (exitCode, String(decoding: data, as: UTF8.self))
 }
+
+/// What one `curl` run gave.
+struct CurlResult {
+    var exitCode: Int32
+    var status: Int
+    /// Every header block received, interim responses included (when the run kept them).
+    var allHeaders: String = ""
+    /// The headers of the last response received.
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+}
