@@ -8,6 +8,7 @@ extension DaemonConfiguration {
         var applied = self
         applied.maxConcurrentTransfers = new.maxConcurrentTransfers
         applied.maxConnectionsPerHost = new.maxConnectionsPerHost
+        applied.segments = new.segments
         applied.finishedJobRetentionSeconds = new.finishedJobRetentionSeconds
         applied.retentionSweepSeconds = new.retentionSweepSeconds
         applied.logLevel = new.logLevel

@@ -11,6 +11,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var maxConcurrentTransfers = 4
     /// Transfers to one host that run at once while jobs to other hosts can start.
     package var maxConnectionsPerHost = 2
+    /// Connections a download fetches its file over unless it asks otherwise (`segments`).
+    package var segments = 1
     package var finishedJobRetentionSeconds = 7 * 24 * 3600
     package var checkpointBytes = 8 << 20
     package var checkpointIntervalSeconds = 2
@@ -79,7 +81,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "allowed_hosts", "denied_hosts", "local_addresses", "socket_group", "metrics_listen",
         "subscriber_queue_bytes_per_user", "subscriber_queue_bytes_total", "control_idle_timeout_seconds", "root_reserved_connections",
         "upload_spool_bytes_per_user", "upload_spool_bytes_total", "upload_response_body_bytes",
-        "max_connections_per_host",
+        "max_connections_per_host", "segments",
         "max_rate", "background_max_rate", "rate_windows",
     ]
 
@@ -98,6 +100,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
             retry: retry, diskReserveBytes: Int64(diskReserveBytes), eventRetention: .seconds(eventRetentionSeconds),
             maxJobsPerUser: maxJobsPerUser, allowedRoots: allowedRoots)
         core.maxConnectionsPerHost = maxConnectionsPerHost
+        core.segments = segments
         return core
     }
 
@@ -258,6 +261,7 @@ extension DaemonConfiguration {
         config.allowedRoots = try roots("allowed_roots", defaultAllowedRoots(role: role, environment: environment))
         config.maxConcurrentTransfers = try int("max_concurrent_transfers", config.maxConcurrentTransfers, 1...1024)
         config.maxConnectionsPerHost = try int("max_connections_per_host", config.maxConnectionsPerHost, 1...1024)
+        config.segments = try int("segments", config.segments, Limits.Job.segments)
         config.finishedJobRetentionSeconds = try int("finished_job_retention_seconds", config.finishedJobRetentionSeconds, 0...(10 * 365 * 86400))
         config.checkpointBytes = try int("checkpoint_bytes", config.checkpointBytes, (64 << 10)...(1 << 34))
         config.checkpointIntervalSeconds = try int("checkpoint_interval_seconds", config.checkpointIntervalSeconds, 1...3600)

@@ -112,6 +112,8 @@ public struct Job: Codable, Hashable, Sendable {
     public var priority: JobPriority?
     /// The job's own rate limit in bytes per second (`limit_rate`), when it has one.
     public var limitRate: Int64?
+    /// Downloads fetched over more than one connection: how many (`segments`).
+    public var segments: Int?
     /// While running under a rate limit: the bytes per second it is paced at now (its own limit,
     /// or its share of the global or class limit).
     public var pacedRate: Int64?

@@ -42,6 +42,8 @@ public enum Limits {
         public static let lowSpeedBytesPerSecond: ClosedRange<Int64> = 0...(1 << 40)
         /// `retry.low_speed_seconds`: up to a day.
         public static let lowSpeedSeconds: ClosedRange<Double> = 1...86_400
+        /// `segments`: connections fetching one file's ranges at once (aria2 allows up to 16 per server).
+        public static let segments: ClosedRange<Int> = 1...16
         /// `size`: up to 1 EiB.
         public static let size: ClosedRange<Int64> = 0...(1 << 60)
         /// An event sequence number (`ack`'s `seq`): numbers stay below 2^62.

@@ -51,6 +51,9 @@ public enum Submit: RPCMethod {
         /// The most bytes per second this job may use, as curl's `--limit-rate` spells it: `2M`,
         /// `500K`, `1048576` (K, M, G are powers of 1024; `0`: no limit of its own).
         public var limitRate: String?
+        /// Downloads: how many connections may fetch disjoint ranges of the file at once (1–16, as
+        /// aria2's `-x`/`-s`); absent: the daemon's configured `segments` (1 unless configured).
+        public var segments: Int?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,

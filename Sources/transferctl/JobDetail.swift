@@ -28,6 +28,7 @@ struct JobDetail {
             ("rate", job.rateText),
         ]
         if let limit = job.limitRate { fields.append(("limit rate", ByteCountFormatting.rate(limit))) }
+        if let segments = job.segments { fields.append(("segments", "\(segments) connections")) }
         if let paced = job.pacedRate { fields.append(("paced at", ByteCountFormatting.rate(paced))) }
         if let warning = job.warning { fields.append(("warning", TerminalText.printable(warning))) }
         if let eta = job.etaText { fields.append(("eta", eta)) }

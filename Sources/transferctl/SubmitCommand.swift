@@ -76,6 +76,12 @@ struct SubmitCommand: AsyncParsableCommand {
         valueName: "bytes"))
     var size: Int64?
 
+    @Option(help: ArgumentHelp(
+        "Fetch the file over up to this many connections at once, each a range of it (1-16, as aria2's -x/-s; "
+            + "default: the daemon's segments). Pays off where a server caps each connection.",
+        valueName: "n"))
+    var segments: Int?
+
     @OptionGroup var jobOptions: JobOptions
 
     @OptionGroup var clientOptions: ClientOptions
@@ -85,6 +91,9 @@ struct SubmitCommand: AsyncParsableCommand {
 
     func validate() throws {
         if replace, id == nil { throw ValidationError("--replace starts the job named by --id again: give --id too") }
+        if let segments, !Limits.Job.segments.contains(segments) {
+            throw ValidationError("--segments \(segments): give 1 to \(Limits.Job.segments.upperBound) connections")
+        }
         if urlsOnly {
             if arguments.isEmpty && inputFile == nil { throw ValidationError("-O needs at least one URL") }
             if arguments.contains(where: \.isEmpty) { throw ValidationError("URL must not be empty") }
@@ -184,6 +193,7 @@ struct SubmitCommand: AsyncParsableCommand {
             (params.notBefore, params.deadline) = jobOptions.times
             params.priority = jobOptions.priority
             params.limitRate = jobOptions.limitRate
+            params.segments = segments
             return params
         }
         func inDirectory(_ directory: String?, _ name: String) throws -> String {

@@ -37,10 +37,12 @@ final class PartialFile: Sendable {
     /// is shorter than that. An existing file is taken only when it is a regular file, not linked
     /// elsewhere, and owned by the daemon's user or `owner`; a missing one is created (mode 0600,
     /// `O_EXCL`) and, when the daemon runs as root, given to `owner`. Nothing at that name is ever
-    /// followed. Returns the file and the offset the transfer continues from.
+    /// followed. Returns the file and the offset the transfer continues from. With `extent` (ranges
+    /// kept past `keeping`), the file is cut to `extent` instead when it is at least that long,
+    /// writes still positioned at the offset; `keptExtent` tells whether it was.
     static func open(
-        in directory: DirectoryHandle, name: String, keeping: Int64, owner: DownloadOwner?
-    ) throws(OpenError) -> (PartialFile, Int64) {
+        in directory: DirectoryHandle, name: String, keeping: Int64, extent: Int64? = nil, owner: DownloadOwner?
+    ) throws(OpenError) -> (file: PartialFile, offset: Int64, keptExtent: Bool) {
         let path = directory.pathOf(name)
         // Two rounds: a file created or removed by someone else between the look and the open.
         for _ in 0..<2 {
@@ -62,16 +64,22 @@ final class PartialFile: Sendable {
                 var info = stat()
                 guard fstat(fd, &info) == 0 else { throw .io(FileIOError("stat", path)) }
                 let offset = Int64(info.st_size) >= keeping ? keeping : 0
+                let keptExtent = offset == keeping && extent.map { $0 > keeping && Int64(info.st_size) >= $0 } == true
                 // Private until it lands, whatever mode it was left with.
                 if info.st_mode & 0o077 != 0 { fchmod(fd, 0o600) }
                 do throws(FileIOError) {
                     // Made by this daemon before it wrote for other users (an older version, or another user).
                     if let owner, owner.receivesFiles, info.st_uid != owner.uid { try file.give(to: owner) }
-                    try file.truncate(to: offset)
+                    if keptExtent, let extent {
+                        try file.truncate(to: extent)
+                        try file.position(at: offset)
+                    } else {
+                        try file.truncate(to: offset)
+                    }
                 } catch {
                     throw .io(error)
                 }
-                return (file, offset)
+                return (file, offset, keptExtent)
             }
             let fd = openat(directory.fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if fd < 0 {
@@ -83,7 +91,7 @@ final class PartialFile: Sendable {
                 if let owner, owner.receivesFiles {
                     try file.give(to: owner)
                 }
-                return (file, 0)
+                return (file, 0, false)
             } catch {
                 directory.remove(name)
                 throw .io(error)
@@ -140,6 +148,11 @@ final class PartialFile: Sendable {
     func truncate(to length: Int64) throws(FileIOError) {
         guard ftruncate(fd, off_t(length)) == 0 else { throw FileIOError("truncate", path) }
         guard lseek(fd, off_t(length), SEEK_SET) == off_t(length) else { throw FileIOError("seek", path) }
+    }
+
+    /// Positions the next write at `offset`.
+    func position(at offset: Int64) throws(FileIOError) {
+        guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else { throw FileIOError("seek", path) }
     }
 
     /// Removes the partial file's name from its directory.

@@ -26,6 +26,8 @@ final class ByteSink: @unchecked Sendable {
     /// old contents does not report them as a checkpoint of the new ones.
     let generation = Atomic<Int>(0)
     private(set) var lastCheckpointOffset: Int64
+    /// The bytes in the file at the last checkpoint, counting ranges past the offset (`SegmentPlan`).
+    private var lastCheckpointProgress: Int64
     private var lastCheckpointTime: UInt64
     private var rateSampleTime: UInt64
     private var rateSampleOffset: Int64
@@ -47,6 +49,7 @@ final class ByteSink: @unchecked Sendable {
         self.block = blocks.take()
         self.progress = Atomic(offset)
         self.lastCheckpointOffset = offset
+        self.lastCheckpointProgress = offset
         let now = MonotonicClock.nanoseconds()
         self.lastCheckpointTime = now
         self.rateSampleTime = now
@@ -88,7 +91,8 @@ final class ByteSink: @unchecked Sendable {
         block = blocks.take()
     }
 
-    /// Records that the file now holds `offset` bytes; samples the rate once a second. Returns
+    /// Records that the file now holds `offset` bytes (with those other connections fetched past
+    /// the attempt's offset); samples the rate once a second. Returns
     /// whether a checkpoint is due: every half of `checkpointBytes`, so that while one syncs the
     /// bytes not yet durable stay within `checkpointBytes` (what a crash may cost), or after
     /// `intervalNanoseconds`.
@@ -100,7 +104,7 @@ final class ByteSink: @unchecked Sendable {
             rateSampleTime = now
             rateSampleOffset = offset
         }
-        return offset - lastCheckpointOffset >= checkpointBytes / 2 || now &- lastCheckpointTime >= intervalNanoseconds
+        return offset - lastCheckpointProgress >= checkpointBytes / 2 || now &- lastCheckpointTime >= intervalNanoseconds
     }
 
     /// Cuts the partial file back to 0 and starts a new generation and new digests.
@@ -111,6 +115,7 @@ final class ByteSink: @unchecked Sendable {
         generation.add(1, ordering: .sequentiallyConsistent)
         progress.store(0, ordering: .relaxed)
         lastCheckpointOffset = 0
+        lastCheckpointProgress = 0
         rateSampleOffset = 0
         digest.reset(to: FileDigest())
     }
@@ -122,13 +127,16 @@ final class ByteSink: @unchecked Sendable {
 
     /// Writes the gathered bytes, syncs the partial file on `queue`, then calls `synced` with the
     /// offset now durable, unless a sync is running already.
+    @discardableResult
     func checkpoint(
-        offset: Int64, now: UInt64, on queue: DispatchQueue, logger: Logger, synced: @escaping @Sendable (Int64, Int) -> Void
-    ) throws(FileIOError) {
-        guard !checkpointInFlight.load(ordering: .acquiring) else { return }
+        offset: Int64, progress: Int64? = nil, now: UInt64, on queue: DispatchQueue, logger: Logger,
+        synced: @escaping @Sendable (Int64, Int) -> Void
+    ) throws(FileIOError) -> Bool {
+        guard !checkpointInFlight.load(ordering: .acquiring) else { return false }
         try flush()
         checkpointInFlight.store(true, ordering: .releasing)
         lastCheckpointOffset = offset
+        lastCheckpointProgress = progress ?? offset
         lastCheckpointTime = now
         let file = file
         let generation = generation.load(ordering: .sequentiallyConsistent)
@@ -140,6 +148,7 @@ final class ByteSink: @unchecked Sendable {
             }
             self.checkpointInFlight.store(false, ordering: .releasing)
         }
+        return true
     }
 
     /// Writes the gathered bytes and syncs the partial file now; returns the bytes durable:
@@ -175,4 +184,26 @@ final class ByteSink: @unchecked Sendable {
         if segmentPeakBacklog > highWater { return max(current / 2, bounds.lowerBound) }
         return current
     }
+
+    // MARK: - Ranges other connections fetched
+
+    /// Reads up to a block of the file's bytes at `offset..<end` (written there by another
+    /// connection) and hands them to the digest after everything before; returns how many.
+    func absorb(from offset: Int64, upTo end: Int64) throws(FileIOError) -> Int64 {
+        try flush()
+        let block = blocks.take()
+        let want = Int(min(Int64(blocks.blockBytes), end - offset))
+        let read = block.fill(from: file.fd, at: offset, count: want)
+        guard read > 0 else {
+            blocks.give(block)
+            // A file shorter than what was written to it: cut by someone else.
+            throw read == 0 ? FileIOError("read", file.path, errno: EIO) : FileIOError("read", file.path)
+        }
+        let pool = blocks
+        digest.feed(block) { pool.give($0) }
+        return Int64(read)
+    }
+
+    /// Bytes waiting to be hashed, in 16 KiB units.
+    var digestBacklog: Int { digest.pending }
 }

@@ -54,6 +54,18 @@ final class ChunkBlock: @unchecked Sendable {
         return n
     }
 
+    /// Reads up to `count` bytes (at most the capacity) of `fd` at `offset` into the empty block;
+    /// returns how many, 0 at the file's end, -1 on an error (errno says which).
+    func fill(from fd: Int32, at offset: Int64, count wanted: Int) -> Int {
+        let want = min(wanted, storage.count)
+        while true {
+            let n = pread(fd, storage.baseAddress, want, off_t(offset))
+            if n < 0, errno == EINTR { continue }
+            count = max(n, 0)
+            return n
+        }
+    }
+
     /// Forgets the bytes gathered, keeping the memory.
     func empty() {
         count = 0

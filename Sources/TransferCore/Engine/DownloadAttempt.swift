@@ -24,6 +24,9 @@ struct DownloadAttempt: Sendable {
     private(set) var rangesUsable = true
     /// The size of the next segment asked for; the engine sizes it between its bounds.
     var segmentBytes: Int64
+    /// Where requests stop: the first byte other connections fetch (a download over several
+    /// connections, `SegmentPlan.leadEnd`); nil: the file's end.
+    var rangeLimit: Int64?
     private(set) var announcedDigest: AnnouncedDigest?
     /// Where the last redirect led, when the answer came from elsewhere than the job's URL.
     private(set) var finalURL: URL?
@@ -35,7 +38,7 @@ struct DownloadAttempt: Sendable {
     private var segmentEnd: Int64?
     private var restarts = 0
     private var redirects = 0
-    private var credentialsWithheld = false
+    private(set) var credentialsWithheld = false
     private var checkedSpace = false
     private var reportedResponse = false
     /// Set once the attempt has landed, failed or given up: later inputs change nothing.
@@ -83,6 +86,11 @@ struct DownloadAttempt: Sendable {
     /// Body bytes were written to the partial file.
     mutating func wrote(_ count: Int) {
         offset += Int64(count)
+    }
+
+    /// Bytes from `offset` up to `end` are in the file already, fetched by other connections.
+    mutating func skipped(to end: Int64) {
+        offset = max(offset, end)
     }
 
     /// A failure found outside the request's own callbacks: a disk write, a deadline, the
@@ -348,6 +356,7 @@ struct DownloadAttempt: Sendable {
         if rangesUsable {
             var last = offset + segmentBytes - 1
             if let totalBytes { last = min(last, totalBytes - 1) }
+            if let rangeLimit, rangeLimit > offset { last = min(last, rangeLimit - 1) }
             range = offset...last
             if offset > 0 { ifRange = validator }
         }

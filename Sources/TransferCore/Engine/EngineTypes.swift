@@ -71,6 +71,10 @@ public struct TransferRequest: Sendable {
     public var limitRate: Int64?
     /// The shared limits the transfer falls under besides the global one.
     public var bandwidthClass: BandwidthClass = .normal
+    /// Connections that may fetch disjoint ranges of the file at once (1: one after the other).
+    public var segments = 1
+    /// Ranges past `resumeFrom` durable in the partial file from earlier attempts (of `validator`).
+    public var parts: [ByteRange] = []
     /// Logs about this transfer: carries the job id (and the attempt number) as metadata, so each
     /// line joins the job's story (`TRANSFER_JOB_ID=` in the journal).
     public var logger: Logger
@@ -114,7 +118,8 @@ public enum EngineEvent: Sendable {
         finalURL: String?)
     /// The partial file holds at least `bytes` bytes durably, of the contents begun at `generation`;
     /// a checkpoint of an older generation than the last `responded` must be ignored.
-    case checkpoint(jobID: String, bytes: Int64, generation: Int)
+    /// `parts` are the ranges past `bytes` durable as well (a download over several connections).
+    case checkpoint(jobID: String, bytes: Int64, parts: [ByteRange], generation: Int)
     /// The file is at its destination, synced; `sha256` is its digest, lowercase hex.
     case completed(jobID: String, bytes: Int64, sha256: String)
     /// An upload was answered with a 2xx after `bytes` were sent.
@@ -133,7 +138,7 @@ public enum EngineEvent: Sendable {
 
     public var jobID: String {
         switch self {
-        case .responded(let id, _, _, _, _, _, _), .checkpoint(let id, _, _), .completed(let id, _, _),
+        case .responded(let id, _, _, _, _, _, _), .checkpoint(let id, _, _, _), .completed(let id, _, _),
             .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _), .uploaded(let id, _, _),
             .uploadProgressed(let id, _, _, _):
             return id
@@ -167,8 +172,11 @@ public struct StoppedTransfer: Sendable, Equatable {
     public var bytes: Int64
     public var validator: String?
     public var totalBytes: Int64?
+    /// Ranges past `bytes` durable as well (a download over several connections).
+    public var parts: [ByteRange]
 
-    public init(bytes: Int64, validator: String?, totalBytes: Int64?) {
+    public init(bytes: Int64, validator: String?, totalBytes: Int64?, parts: [ByteRange] = []) {
+        self.parts = parts
         self.bytes = bytes
         self.validator = validator
         self.totalBytes = totalBytes
@@ -206,4 +214,17 @@ struct SuspendedDigest: Sendable {
     var inode: UInt64
     var digest: FileDigest
     var announcedDigest: AnnouncedDigest?
+}
+
+/// Bytes `start..<end` of a file.
+public struct ByteRange: Codable, Sendable, Equatable, Hashable {
+    public var start: Int64
+    public var end: Int64
+
+    public init(start: Int64, end: Int64) {
+        self.start = start
+        self.end = end
+    }
+
+    public var count: Int64 { end - start }
 }

@@ -14,6 +14,7 @@ extension TransferRunner {
     /// destination, off the delegate queue.
     func land(_ context: TransferContext) {
         queues.assertOnDelegate()
+        closeHelpers(context)
         do throws(FileIOError) {
             try context.sink.flush()
         } catch {

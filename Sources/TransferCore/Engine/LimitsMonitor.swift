@@ -43,7 +43,8 @@ final class LimitsMonitor: @unchecked Sendable {
         guard limits.lowSpeedBytesPerSecond > 0 else { return nil }
         let elapsed = Double(now &- context.stallWindow.start) / 1e9
         guard elapsed >= limits.lowSpeedTime else { return nil }
-        let offset = context.attempt.offset
+        // With helper connections, their bytes count too: the attempt may be waiting for them.
+        let offset = context.attempt.offset + (context.segments?.bytesAhead ?? 0)
         let rate = Double(offset - context.stallWindow.offset) / elapsed
         context.stallWindow = (now, offset)
         guard rate < Double(limits.lowSpeedBytesPerSecond) else { return nil }

@@ -26,6 +26,14 @@ final class TransferContext: @unchecked Sendable {
     struct Control {
         var phase: Phase = .active
         var task: URLSessionDataTask?
+        /// The requests of the helper connections of a download over several (`SegmentFetch`).
+        var helperTasks: [Int: URLSessionDataTask] = [:]
+
+        /// Cancels the attempt's request and every helper's.
+        func cancelTasks() {
+            task?.cancel()
+            for helper in helperTasks.values { helper.cancel() }
+        }
     }
 
     let request: TransferRequest
@@ -39,6 +47,12 @@ final class TransferContext: @unchecked Sendable {
     var pacer = RatePacer()
     /// Set once the server showed it ignores ranges: then a rate limit cannot be held.
     let rangesUnusable = Atomic<Bool>(false)
+    /// Ranges past the offset kept from earlier attempts, until the helpers start with them.
+    var keptParts: [ByteRange] = []
+    /// The helper connections, once the server's first answer allowed them (`segments` > 1).
+    var segments: SegmentFetch?
+    /// Where the attempt's current (or last) request ends, exclusive.
+    var leadAsked: Int64 = 0
 
     init(request: TransferRequest, attempt: DownloadAttempt, sink: ByteSink) {
         self.request = request
@@ -54,7 +68,9 @@ final class TransferContext: @unchecked Sendable {
         control.withLock { control in
             guard from.contains(control.phase) else { return false }
             control.phase = phase
-            if cancellingTask { control.task?.cancel() }
+            // Pausing while the disk catches up stops the attempt's request only: the helpers'
+            // bytes go to the disk directly, and a cancelled request loses what is on its way.
+            if cancellingTask { phase == .pausing ? control.task?.cancel() : control.cancelTasks() }
             return true
         }
     }

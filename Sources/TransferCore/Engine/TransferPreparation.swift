@@ -19,6 +19,8 @@ enum TransferPreparation {
         var offset: Int64
         var digest: FileDigest
         var announcedDigest: AnnouncedDigest?
+        /// Ranges past `offset` kept in the file from earlier attempts (a download over several connections).
+        var keptParts: [ByteRange] = []
     }
 
     /// Why a transfer could not begin, and the partial file to remove if it fails for good.
@@ -73,10 +75,15 @@ enum TransferPreparation {
         }
         let file: PartialFile
         let offset: Int64
+        var keptParts: [ByteRange] = []
         do throws(PartialFile.OpenError) {
-            (file, offset) = try PartialFile.open(
+            let keeping = request.validator == nil ? 0 : request.resumeFrom
+            let extent = request.validator == nil ? nil : request.parts.map(\.end).max()
+            let opened = try PartialFile.open(
                 in: directory, name: PartialPath.name(for: destination.name, jobID: request.jobID),
-                keeping: request.validator == nil ? 0 : request.resumeFrom, owner: request.owner)
+                keeping: keeping, extent: extent, owner: request.owner)
+            (file, offset) = (opened.file, opened.offset)
+            if opened.keptExtent { keptParts = request.parts }
         } catch {
             switch error {
             case .io(let error):
@@ -87,11 +94,12 @@ enum TransferPreparation {
             }
         }
         if let suspended, suspended.bytes == offset, suspended.inode == file.inode {
-            return .success(PreparedFile(file: file, offset: offset, digest: suspended.digest, announcedDigest: suspended.announcedDigest))
+            return .success(
+                PreparedFile(file: file, offset: offset, digest: suspended.digest, announcedDigest: suspended.announcedDigest, keptParts: keptParts))
         }
         do throws(FileIOError) {
             let digest = try FileDigest.ofPrefix(fd: file.fd, path: file.path, length: offset)
-            return .success(PreparedFile(file: file, offset: offset, digest: digest, announcedDigest: nil))
+            return .success(PreparedFile(file: file, offset: offset, digest: digest, announcedDigest: nil, keptParts: keptParts))
         } catch {
             return .failure(PrepareFailure(failure: FailureClassifier.disk(error, writing: file.path), file: file))
         }

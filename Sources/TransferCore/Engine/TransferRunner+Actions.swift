@@ -26,6 +26,10 @@ extension TransferRunner {
                 // A response's own answer cancels its request; elsewhere the task is cancelled.
                 if answering { disposition = .cancel } else { context.cancelRequest() }
             case .startOver(let reason):
+                // Another version: what the helpers fetched or an earlier attempt kept is not its.
+                closeHelpers(context)
+                context.keptParts = []
+                context.attempt.rangeLimit = nil
                 do throws(FileIOError) {
                     try context.sink.startOver()
                     context.request.logger.info("starting the download over from byte 0", metadata: ["reason": "\(reason)"])
@@ -82,6 +86,7 @@ extension TransferRunner {
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         context.sink.segmentStarted()
+        context.leadAsked = plan.range.map { $0.upperBound + 1 } ?? context.attempt.offset
         let now = MonotonicClock.nanoseconds()
         context.stallWindow = (now, context.attempt.offset)
         context.pacer.requestSent(at: now, offset: context.attempt.offset)
@@ -131,6 +136,10 @@ extension TransferRunner {
             completeStop(context)
             return
         }
+        if reachedHelpers(context) {
+            continueAtPart(context)
+            return
+        }
         context.request.logger.debug("continuing a paused transfer", metadata: ["offset": "\(context.attempt.offset)"])
         perform(context.attempt.proceed(), context)
     }
@@ -166,24 +175,36 @@ extension TransferRunner {
     }
 
     func finishCancelled(_ context: TransferContext) {
+        closeHelpers(context)
         context.sink.file.unlink()
         events.yield(.stopped(jobID: context.request.jobID, bytes: 0))
         registry.remove(context.request.jobID)
     }
 
     func finishStopped(_ context: TransferContext) {
-        let (kept, _) = context.sink.syncNow(offset: context.attempt.offset)
+        let ranges = closeHelpers(context)
+        let (kept, synced) = context.sink.syncNow(offset: context.attempt.offset)
+        let parts = synced ? ranges : context.segments?.lastCheckpointParts ?? context.keptParts
         // Recorded here too (not only as an event), so a shutdown records what a resume needs even
         // when the core has not yet applied earlier events.
-        let stopped = StoppedTransfer(bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes)
+        let stopped = StoppedTransfer(bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes, parts: parts)
         registry.recordStopped(context.request.jobID, stopped)
+        if context.request.segments > 1 {
+            // The ranges past the offset, for the core to keep with the job.
+            events.yield(
+                .checkpoint(
+                    jobID: context.request.jobID, bytes: kept, parts: parts,
+                    generation: context.sink.generation.load(ordering: .sequentiallyConsistent)))
+        }
         events.yield(.stopped(jobID: context.request.jobID, bytes: kept))
         registry.remove(context.request.jobID)
     }
 
     /// Syncs the partial file and reports how far it got, for a later attempt to continue.
     func interrupt(_ context: TransferContext, _ failure: TransferFailure) {
+        let ranges = closeHelpers(context)
         let (kept, synced) = context.sink.syncNow(offset: context.attempt.offset)
+        let parts = synced ? ranges : context.segments?.lastCheckpointParts ?? context.keptParts
         let jobID = context.request.jobID
         if synced {
             registry.suspend(
@@ -196,13 +217,15 @@ extension TransferRunner {
         events.yield(
             .interrupted(
                 jobID: jobID, error: failure.error,
-                kept: StoppedTransfer(bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes),
+                kept: StoppedTransfer(
+                    bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes, parts: parts),
                 retryAfter: failure.retryAfter))
         registry.remove(jobID)
         HeapPolicy.transferEnded(bytes: kept)
     }
 
     func fail(_ context: TransferContext, _ error: JobError) {
+        closeHelpers(context)
         registry.forget(context.request.jobID)
         context.sink.file.unlink()
         context.request.logger.warning("transfer failed", metadata: ["error": "\(error.message)"])

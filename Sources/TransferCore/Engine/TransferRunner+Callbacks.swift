@@ -12,13 +12,20 @@ extension TransferRunner {
     func received(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
         guard let context = registry.context(forTask: task.taskIdentifier) else { return .cancel }
+        if let worker = context.segments?.workerByTask[task.taskIdentifier] { return helperResponded(worker, response, context) }
         let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: context.attempt.needsFreeSpace)
-        return perform(context.attempt.respond(answer), context, answering: true)
+        let disposition = perform(context.attempt.respond(answer), context, answering: true)
+        if disposition == .allow, context.request.segments > 1 { startHelpersIfAllowed(context) }
+        return disposition
     }
 
     /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.
     func received(_ data: Data, task: URLSessionDataTask) {
         guard let context = registry.context(forTask: task.taskIdentifier) else { return }
+        if let fetch = context.segments, let worker = fetch.workerByTask[task.taskIdentifier] {
+            helperReceived(worker, data, task: task, context)
+            return
+        }
         let phase = context.phase
         guard phase == .active || phase == .pausing || phase == .stopping, context.attempt.acceptsBody else { return }
         let offset = context.attempt.offset + Int64(data.count)
@@ -26,15 +33,7 @@ extension TransferRunner {
             try context.sink.write(data)
             context.attempt.wrote(data.count)
             if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
-            let now = MonotonicClock.nanoseconds()
-            if context.sink.advanced(
-                to: offset, now: now, checkpointBytes: configuration.checkpointBytes, intervalNanoseconds: checkpointIntervalNanoseconds)
-            {
-                let jobID = context.request.jobID
-                try context.sink.checkpoint(offset: offset, now: now, on: queues.io, logger: context.request.logger) { bytes, generation in
-                    self.events.yield(.checkpoint(jobID: jobID, bytes: bytes, generation: generation))
-                }
-            }
+            checkpointIfDue(context, now: MonotonicClock.nanoseconds())
         } catch {
             perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
             task.cancel()
@@ -57,6 +56,8 @@ extension TransferRunner {
     func redirected(_ response: HTTPURLResponse, to request: URLRequest, task: URLSessionTask) {
         queues.assertOnDelegate()
         guard let context = registry.context(forTask: task.taskIdentifier), let target = request.url else { return }
+        // A helper's redirect is judged by its answer: a 3xx is not the range it asked for.
+        if context.segments?.workerByTask[task.taskIdentifier] != nil { return }
         context.attempt.redirected(
             DownloadAttempt.Redirect(
                 from: response.url ?? context.request.url, target: target, location: response.value(forHTTPHeaderField: "Location")))
@@ -65,6 +66,10 @@ extension TransferRunner {
     func completed(_ task: URLSessionTask, error: (any Error)?) {
         queues.assertOnDelegate()
         guard let context = registry.unregister(task: task.taskIdentifier) else { return }
+        if let worker = context.segments?.workerByTask[task.taskIdentifier] {
+            helperCompleted(worker, task: task, error: error, context)
+            return
+        }
         context.control.withLock { $0.task = nil }
         switch context.phase {
         case .pausing:

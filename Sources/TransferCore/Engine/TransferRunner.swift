@@ -64,7 +64,7 @@ final class TransferRunner: @unchecked Sendable {
             case .stopping: return .notRunning
             case .active, .pausing:
                 control.phase = .cancelling
-                control.task?.cancel()
+                control.cancelTasks()
                 return .cancelled
             }
         }
@@ -80,7 +80,7 @@ final class TransferRunner: @unchecked Sendable {
             case .cancelling, .stopping: return .notRunning
             case .active, .pausing:
                 control.phase = .stopping
-                control.task?.cancel()
+                control.cancelTasks()
                 return .stopping
             }
         }
@@ -108,7 +108,9 @@ final class TransferRunner: @unchecked Sendable {
         queues.assertOnDelegate()
         var prepared: TransferPreparation.PreparedFile?
         if case .opened(.success(let file)) = outcome { prepared = file }
-        let stoppedAs = prepared.map { StoppedTransfer(bytes: $0.offset, validator: request.validator, totalBytes: request.totalBytes) }
+        let stoppedAs = prepared.map {
+            StoppedTransfer(bytes: $0.offset, validator: request.validator, totalBytes: request.totalBytes, parts: $0.keptParts)
+        }
         let (admission, context) = registry.admit(request.jobID, stoppedAs: stoppedAs) {
             prepared.map { makeContext(request, $0) }
         }
@@ -146,7 +148,13 @@ final class TransferRunner: @unchecked Sendable {
             settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
             announcedDigest: prepared.announcedDigest, segmentBytes: paced ?? configuration.segmentBytes.lowerBound)
         let sink = ByteSink(file: prepared.file, offset: prepared.offset, digest: prepared.digest)
-        return TransferContext(request: request, attempt: attempt, sink: sink)
+        let context = TransferContext(request: request, attempt: attempt, sink: sink)
+        if request.segments > 1, let first = prepared.keptParts.first {
+            // The attempt's requests stop where the kept ranges begin; the helpers start with them.
+            context.keptParts = prepared.keptParts
+            context.attempt.rangeLimit = first.start
+        }
+        return context
     }
 
     /// A transfer that could not begin: the host rules refused it or its file could not be prepared.

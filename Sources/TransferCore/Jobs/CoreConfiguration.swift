@@ -5,6 +5,8 @@ public struct CoreConfiguration: Sendable, Equatable {
     /// Transfers to one host (the URL's host name) that run at once, while jobs to other hosts
     /// can start (`max_connections_per_host`).
     public var maxConnectionsPerHost = 2
+    /// Connections a download uses for disjoint ranges of its file unless it asks otherwise (`segments`).
+    public var segments = 1
     /// How long finished (completed, failed, cancelled) jobs stay visible before they are dropped.
     public var finishedJobRetention: Duration = .seconds(7 * 24 * 3600)
     /// How long a session's unacknowledged terminal events (and their jobs) are kept at most.

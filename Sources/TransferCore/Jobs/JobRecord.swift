@@ -93,6 +93,11 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var uploadResource: String?
     /// The job's own rate limit in bytes per second (`limit_rate`); nil: none.
     public var limitRate: Int64?
+    /// Downloads: the connections asked for (`segments`); nil: the configured default.
+    public var segments: Int?
+    /// Downloads fetched over several connections: the ranges past `checkpointBytes` that are
+    /// durable in the partial file (of the representation `validator` names), kept by a restart.
+    public var parts: [ByteRange]?
 
     public var isUpload: Bool { kind == .upload }
 
@@ -119,6 +124,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withPaused(paused == true && !state.isTerminal)
             .withPriority(priorityClass)
             .withLimitRate(limitRate)
+            .withSegments(segments)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -138,7 +144,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
             && notBefore == params.notBefore && deadline == params.deadline
-            && limitRate == params.limitRate.flatMap(ByteRate.limit)
+            && limitRate == params.limitRate.flatMap(ByteRate.limit) && segments == params.segments
     }
 }
 
@@ -162,6 +168,13 @@ public enum PartialPath {
 }
 
 extension Job {
+    /// The job with the connections it asked for, when more than one.
+    func withSegments(_ segments: Int?) -> Job {
+        var job = self
+        job.segments = (segments ?? 1) > 1 ? segments : nil
+        return job
+    }
+
     /// The job with its own rate limit, when it has one.
     func withLimitRate(_ limitRate: Int64?) -> Job {
         var job = self

@@ -160,6 +160,10 @@ enum SubmitValidator {
         for (name, value) in [("checkpoint_bytes", job.checkpointBytes), ("total_bytes", job.totalBytes), ("furthest_bytes", job.furthestBytes)] {
             if let value, !Limits.Job.size.contains(value) { return "\(name) is \(value)" }
         }
+        if let segments = job.segments, !Limits.Job.segments.contains(segments) { return "segments is \(segments)" }
+        for part in job.parts ?? [] where part.start <= job.checkpointBytes || part.end <= part.start || part.end > (job.totalBytes ?? 0) {
+            return "parts holds \(part.start)..<\(part.end), outside \(job.checkpointBytes)..<\(job.totalBytes ?? 0)"
+        }
         return nil
     }
 
@@ -218,6 +222,16 @@ enum SubmitValidator {
         guard let text else { return nil }
         if let problem = ByteRate.problem("limit_rate", text) { throw CoreError(.invalidParameter("limit_rate"), problem) }
         return ByteRate.limit(text)
+    }
+
+    /// `segments`: 1 to `Limits.Job.segments` connections.
+    static func validateSegments(_ segments: Int?, isUpload: Bool) throws(CoreError) -> Int? {
+        guard let segments else { return nil }
+        if isUpload {
+            throw CoreError(.invalidParameter("segments"), "segments applies to downloads only: an upload is sent over one connection; leave it out")
+        }
+        guard Limits.Job.segments.contains(segments) else { throw outOfRange("segments", segments, Limits.Job.segments, "connections") }
+        return segments
     }
 
     static func validateSize(_ size: Int64?) throws(CoreError) {

@@ -25,6 +25,8 @@ extension TransferManager {
         case .responded(_, let total, let validator, let startOffset, let inode, let generation, let finalURL):
             guard job.state == .running else { return }
             generations[job.id] = generation
+            // Ranges kept past the checkpoint belong to the version they were fetched of.
+            if startOffset == 0 || validator != job.validator { job.parts = nil }
             job.totalBytes = total
             job.validator = validator
             job.partialInode = inode
@@ -36,11 +38,12 @@ extension TransferManager {
             if startOffset > 0 {
                 logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
             }
-        case .checkpoint(_, let bytes, let generation):
+        case .checkpoint(_, let bytes, let parts, let generation):
             // A sync that began before the file was cut back to 0 does not describe it any more.
             guard job.state == .running, generation == generations[job.id] else { return }
-            countReceived(job.id, upTo: bytes)
+            countReceived(job.id, upTo: bytes + parts.reduce(0) { $0 + $1.count })
             job.checkpointBytes = bytes
+            job.parts = parts.isEmpty ? nil : parts
             save(job)
             logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)"])
         case .completed(_, let bytes, let sha256):
@@ -51,6 +54,7 @@ extension TransferManager {
             job.state = .completed
             job.finishedAt = Date()
             job.checkpointBytes = bytes
+            job.parts = nil
             job.totalBytes = bytes
             job.sha256 = sha256
             job.error = nil
@@ -72,8 +76,9 @@ extension TransferManager {
         case .interrupted(_, let error, let kept, let retryAfter):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
-            countReceived(job.id, upTo: kept.bytes)
+            countReceived(job.id, upTo: kept.bytes + kept.parts.reduce(0) { $0 + $1.count })
             job.checkpointBytes = kept.bytes
+            job.parts = kept.parts.isEmpty ? nil : kept.parts
             job.validator = kept.validator
             job.totalBytes = kept.totalBytes
             // A pause that met a failure on its way: held, not retried, until resumed.

@@ -130,6 +130,7 @@ extension TransferManager {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         let isUpload = try SubmitValidator.validateKind(params) == .upload
         let limitRate = try SubmitValidator.validateLimitRate(params.limitRate)
+        let segments = try SubmitValidator.validateSegments(params.segments, isUpload: isUpload)
         var replaced: JobRecord?
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -197,6 +198,7 @@ extension TransferManager {
         job.deadline = params.deadline
         job.priority = try SubmitValidator.validatePriority(params.priority).flatMap { $0 == .normal ? nil : $0 }
         job.limitRate = limitRate
+        job.segments = segments
         nextOrder += 1
         return .new(job, url)
     }

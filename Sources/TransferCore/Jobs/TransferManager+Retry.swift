@@ -87,6 +87,7 @@ extension TransferManager {
         try ensureRoom(for: job.owner)
         if !Self.partialHolds(job) {
             job.checkpointBytes = 0
+            job.parts = nil
             job.validator = nil
             job.totalBytes = nil
             job.partialInode = nil

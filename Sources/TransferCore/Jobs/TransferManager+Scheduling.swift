@@ -55,6 +55,8 @@ extension TransferManager {
             logger: transferLogger)
         request.upload = uploadPlan(for: job)
         request.limitRate = job.limitRate
+        request.segments = job.segments ?? configuration.segments
+        request.parts = job.parts ?? []
         request.bandwidthClass = job.bandwidthClass
         return request
     }

@@ -249,6 +249,7 @@ public actor TransferManager {
         for (id, stopped) in kept {
             guard var job = jobs[id], job.state == .running else { continue }
             job.checkpointBytes = stopped.bytes
+            job.parts = stopped.parts.isEmpty ? nil : stopped.parts
             job.validator = stopped.validator ?? job.validator
             job.totalBytes = stopped.totalBytes ?? job.totalBytes
             save(job)

@@ -33,6 +33,19 @@ enum FileIO {
         }
     }
 
+    /// Writes every byte at `offset`, leaving the file position alone; retries short writes and EINTR.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws(FileIOError) {
+        var written = 0
+        while written < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress.map { $0 + written }, bytes.count - written, off_t(offset) + off_t(written))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileIOError("write", path)
+            }
+            written += n
+        }
+    }
+
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(FileIOError) {
         var failure: FileIOError?
         bytes.withUnsafeBytes { raw in

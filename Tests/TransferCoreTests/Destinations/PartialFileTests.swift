@@ -25,16 +25,33 @@ struct PartialFileTests {
     @Test func isCreatedPrivateAndReopenedAtTheResumePoint() throws {
         let base = try TemporaryDirectory()
         defer { base.remove() }
-        let (file, offset) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: nil)
+        let (file, offset, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: nil)
         #expect(offset == 0)
         let attributes = try FileManager.default.attributesOfItem(atPath: base.file(".file.j.part"))
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         try FileIO.writeAll(file.fd, [UInt8](repeating: 1, count: 100), path: file.path)
-        let (again, resumed) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 60, owner: nil)
+        let (again, resumed, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 60, owner: nil)
         #expect(resumed == 60)
         #expect(again.inode == file.inode)
         var info = stat()
         #expect(fstat(again.fd, &info) == 0 && info.st_size == 60)
+    }
+
+    @Test func rangesKeptPastTheResumePointStayWhenTheFileHoldsThem() throws {
+        let base = try TemporaryDirectory()
+        defer { base.remove() }
+        let (file, _, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: nil)
+        try FileIO.writeAll(file.fd, [UInt8](repeating: 1, count: 100), path: file.path)
+        // Kept up to byte 80, writes continue at 40.
+        let (again, offset, kept) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 40, extent: 80, owner: nil)
+        #expect(offset == 40 && kept)
+        var info = stat()
+        #expect(fstat(again.fd, &info) == 0 && info.st_size == 80)
+        #expect(lseek(again.fd, 0, SEEK_CUR) == 40)
+        // A file shorter than the ranges said: only the resume point stays.
+        let (third, offset3, kept3) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 40, extent: 200, owner: nil)
+        #expect(offset3 == 40 && !kept3)
+        #expect(fstat(third.fd, &info) == 0 && info.st_size == 40)
     }
 
     @Test func aLinkAtThePartialNameIsNeitherFollowedNorTaken() throws {
@@ -68,19 +85,19 @@ struct PartialFileTests {
         #expect(try foreign(base))
         unlink(partial)
         let owner = DownloadOwner(uid: 4343, gid: 4444)
-        let (file, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: owner)
+        let (file, _, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: owner)
         var info = stat()
         #expect(fstat(file.fd, &info) == 0)
         #expect(info.st_uid == 4343 && info.st_gid == 4444)
         // Its owner's file is taken again on resume.
-        let (again, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: owner)
+        let (again, _, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: owner)
         #expect(again.inode == file.inode)
     }
 
     @Test func unlinkRemovesOnlyItsOwnName() throws {
         let base = try TemporaryDirectory()
         defer { base.remove() }
-        let (file, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: nil)
+        let (file, _, _) = try PartialFile.open(in: try directory(base), name: ".file.j.part", keeping: 0, owner: nil)
         // Replaced by someone who may write the directory: left alone.
         #expect(rename(base.file(".file.j.part"), base.file("moved")) == 0)
         _ = FileManager.default.createFile(atPath: base.file(".file.j.part"), contents: Data("other".utf8))

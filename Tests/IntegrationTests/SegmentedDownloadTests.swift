@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import TransferProtocol
+import TransferTestSupport
+
+/// Downloads over several connections (`segments`): disjoint ranges of one file fetched at once,
+/// each kept across a kill -9, and every answer that does not fit the file handled.
+@Suite("Downloads over several connections")
+struct SegmentedDownloadTests {
+    static let mib: Int64 = 1 << 20
+
+    func params(_ server: TestHTTPServer, _ path: String, _ daemon: TestDaemon, _ content: TestContent, segments: Int) -> Submit.Params {
+        var params = Submit.Params(url: server.url(path), destination: daemon.destination(String(path.dropFirst())), sha256: content.sha256Hex())
+        params.segments = segments
+        return params
+    }
+
+    /// The start of each ranged GET the server was asked.
+    func rangeStarts(_ server: TestHTTPServer, _ path: String) -> [Int64] {
+        server.requests(for: path).compactMap { request in
+            guard request.method == "GET", let range = request.header("Range"), range.hasPrefix("bytes=") else { return nil }
+            return Int64(range.dropFirst(6).prefix { $0 != "-" })
+        }
+    }
+
+    @Test func fourConnectionsFetchDisjointRangesAndEveryByteOnce() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 1401, size: 24 * Self.mib + 12_345)
+        // A cap on each answer, as a CDN puts on each connection.
+        server.serve("/seg", content: content, behaviour: .trickle(bytesPerSecond: 6 << 20))
+        try await daemon.start()
+        let job = try daemon.submit(params(server, "/seg", daemon, content, segments: 4))
+        #expect(job.segments == 4)
+        let finished = try await daemon.waitForTerminal(job.id, seconds: 120)
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        #expect(try sha256Hex(ofFile: daemon.destination("seg")) == content.sha256Hex())
+        let starts = rangeStarts(server, "/seg")
+        print("segments 4: \(starts.count) ranged requests, starting at \(starts.sorted())")
+        // Besides the attempt's own segments from 0, helpers asked from points far into the file.
+        #expect(starts.filter { $0 >= 6 * Self.mib }.count >= 3, "\(starts)")
+        #expect(server.bytesSent(for: "/seg") == content.size, "no byte was fetched twice")
+        #expect(try daemon.outputFiles() == ["seg"])
+        let shown = try await runTransferctl(["--socket", daemon.socketPath, "status", job.id])
+        #expect(shown.stdout.contains("segments") && shown.stdout.contains("4 connections"), "\(shown.stdout)")
+        try await server.shutdown()
+    }
+
+    @Test func killedMidwayEveryConnectionsBytesAreKept() async throws {
+        let server = try await TestHTTPServer.start()
+        let checkpointBytes: Int64 = 2 << 20
+        let daemon = try TestDaemon(configuration: ["checkpoint_bytes": checkpointBytes])
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 1402, size: 64 * Self.mib)
+        server.serve("/big", content: content, behaviour: .trickle(bytesPerSecond: 6 << 20))
+        try await daemon.start()
+        let job = try daemon.submit(params(server, "/big", daemon, content, segments: 4))
+        var received: Int64 = 0
+        try await waitUntil("24 MiB to arrive", seconds: 120) {
+            received = try daemon.job(job.id).bytesReceived
+            return received >= 24 * Self.mib
+        }
+        daemon.kill9()
+        let sentBefore = server.bytesSent(for: "/big")
+        try await daemon.start()
+        let finished = try await daemon.waitForTerminal(job.id, seconds: 240)
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        #expect(try sha256Hex(ofFile: daemon.destination("big")) == content.sha256Hex())
+        let fetchedAfter = server.bytesSent(for: "/big") - sentBefore
+        let remaining = content.size - received
+        // Each of the four connections may lose what arrived since the last checkpoint; without
+        // the ranges kept, the helpers' parts (most of what arrived) would be fetched again.
+        let bound = remaining + 4 * checkpointBytes
+        print("segments 4, kill -9 after \(received) bytes: \(fetchedAfter) fetched after (remaining \(remaining), bound \(bound))")
+        #expect(fetchedAfter <= bound)
+        #expect(try daemon.outputFiles() == ["big"])
+        try await server.shutdown()
+    }
+
+    @Test func droppedConnectionsAreReplacedAndTheFileIsExact() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 1403, size: 32 * Self.mib)
+        // The first three answers longer than 1 MiB are cut after 1 MiB.
+        server.serve("/drop", content: content, behaviour: .all(.trickle(bytesPerSecond: 8 << 20), .dropAfter(bytes: Self.mib, times: 3)))
+        try await daemon.start()
+        let job = try daemon.submit(params(server, "/drop", daemon, content, segments: 4))
+        let finished = try await daemon.waitForTerminal(job.id, seconds: 120)
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        #expect(try sha256Hex(ofFile: daemon.destination("drop")) == content.sha256Hex())
+        // The cut answers' bytes are kept. When the attempt's own request is cut, the attempt ends
+        // and is retried, and the helpers' requests are cancelled with it: what was on its way to
+        // them (a socket buffer each) is fetched again.
+        let sent = server.bytesSent(for: "/drop")
+        print("segments 4, three answers cut: \(sent) bytes sent for \(content.size)")
+        #expect(sent <= content.size + 3 * 3 * (512 << 10))
+        try await server.shutdown()
+    }
+
+    @Test func aServerWithoutRangesGetsOneConnection() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 1404, size: 8 * Self.mib)
+        server.serve("/whole", content: content, behaviour: .ignoreRange)
+        try await daemon.start()
+        let job = try daemon.submit(params(server, "/whole", daemon, content, segments: 4))
+        let finished = try await daemon.waitForTerminal(job.id, seconds: 120)
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        #expect(try sha256Hex(ofFile: daemon.destination("whole")) == content.sha256Hex())
+        #expect(server.requests(for: "/whole").count == 1)
+        try await server.shutdown()
+    }
+
+    @Test func aFileChangedWhileHelpersFetchIsFetchedAgainAsTheNewVersion() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 1405, size: 16 * Self.mib)
+        // The first answer is of one version; every later one (the helpers' too) of another.
+        server.serve("/changing", content: content, behaviour: .all(.trickle(bytesPerSecond: 8 << 20), .changeETagAfter(requests: 1)))
+        try await daemon.start()
+        var submit = Submit.Params(url: server.url("/changing"), destination: daemon.destination("changing"))
+        submit.segments = 4
+        let job = try daemon.submit(submit)
+        let finished = try await daemon.waitForTerminal(job.id, seconds: 120)
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        #expect(try sha256Hex(ofFile: daemon.destination("changing")) == content.replacement.sha256Hex(), "no bytes of two versions mixed")
+        try await server.shutdown()
+    }
+
+    @Test func segmentsOutOfRangeAndOnUploadsAreRefusedWithTheFix() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let refused = try await runTransferctl(
+            ["--socket", daemon.socketPath, "submit", "--segments", "17", "http://127.0.0.1:1/f", daemon.destination("f")])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--segments 17: give 1 to 16 connections"), "\(refused.stderr)")
+        var params = Submit.Params(url: "http://127.0.0.1:1/f", destination: daemon.destination("g"))
+        params.segments = 0
+        #expect {
+            try daemon.submit(params)
+        } throws: { error in
+            "\(error)".contains("segments is 0: give 1 to 16 connections")
+        }
+    }
+}
