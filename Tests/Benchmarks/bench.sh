@@ -487,7 +487,9 @@ verify_small() { # DIR LABEL CHECK_HASH
 
 # Whether this transferctl knows --segments (one file over several connections).
 HAS_SEGMENTS=0
-if "$TRANSFERCTL" submit --help 2>&1 | grep -q -- '--segments'; then HAS_SEGMENTS=1; fi
+# (The help is read whole: grep -q would stop reading early, and pipefail would count the broken pipe.)
+SUBMIT_HELP=$("$TRANSFERCTL" submit --help 2>&1 || true)
+if [[ $SUBMIT_HELP == *--segments* ]]; then HAS_SEGMENTS=1; fi
 
 say "starting transferd (release) for the benchmark"
 start_daemon transferd
