@@ -78,6 +78,37 @@ struct SegmentedDownloadTests {
         try await server.shutdown()
     }
 
+    @Test func pausedAndRestartedEveryConnectionsBytesAreKept() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 1406, size: 64 * Self.mib)
+        server.serve("/paused", content: content, behaviour: .trickle(bytesPerSecond: 6 << 20))
+        try await daemon.start()
+        var submit = params(server, "/paused", daemon, content, segments: 4)
+        submit.id = "paused"
+        _ = try daemon.submit(submit)
+        try await waitUntil("20 MiB to arrive", seconds: 120) { try daemon.job("paused").bytesReceived >= 20 * Self.mib }
+        let paused = try await runTransferctl(["--socket", daemon.socketPath, "pause", "paused"])
+        #expect(paused.status == 0, "\(paused.stderr)")
+        let held = try daemon.job("paused")
+        #expect(held.state == .queued && held.paused == true, "\(held)")
+        #expect(held.bytesReceived >= 20 * Self.mib, "the ranges past the offset count: \(held.bytesReceived)")
+        #expect(daemon.terminate() == 0)
+        try await daemon.start()
+        #expect(try daemon.job("paused").bytesReceived == held.bytesReceived, "the ranges were kept by the restart")
+        let resumed = try await runTransferctl(["--socket", daemon.socketPath, "resume", "paused"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let finished = try await daemon.waitForTerminal("paused", seconds: 240)
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        #expect(try sha256Hex(ofFile: daemon.destination("paused")) == content.sha256Hex())
+        // What was on its way to the stopped connections when the pause came is fetched again.
+        let sent = server.bytesSent(for: "/paused")
+        print("segments 4, paused after \(held.bytesReceived) bytes and restarted: \(sent) bytes sent for \(content.size)")
+        #expect(sent <= content.size + 4 * Self.mib)
+        try await server.shutdown()
+    }
+
     @Test func droppedConnectionsAreReplacedAndTheFileIsExact() async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon()

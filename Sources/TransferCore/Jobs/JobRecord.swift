@@ -113,7 +113,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public func wireJob(liveBytes: Int64? = nil, bytesPerSecond: Int64? = nil) -> Job {
         Job(
             id: id, state: state, url: Redaction.acceptedURL(url), destination: destination,
-            bytesReceived: liveBytes ?? checkpointBytes, totalBytes: totalBytes,
+            bytesReceived: liveBytes ?? checkpointBytes + (parts?.reduce(0) { $0 + $1.count } ?? 0), totalBytes: totalBytes,
             bytesPerSecond: state == .running ? bytesPerSecond : nil,
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
             attempts: attempts, error: error, nextAttemptAt: state == .waiting ? nextAttemptAt : nil,
