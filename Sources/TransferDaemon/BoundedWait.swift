@@ -11,13 +11,15 @@ func waitForResult<Success: Sendable, Failure: Error>(
         await withCheckedContinuation { continuation in
             outcome.set(continuation)
             let timer = Task {
-                try? await Task.sleep(for: limit)
+                // Cancelled: the result came first. Resuming with nil then would race the result
+                // and could report a timeout that never happened.
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
                 outcome.resume(with: nil)
             }
             Task {
                 let result = await task.result
-                timer.cancel()
                 outcome.resume(with: result)
+                timer.cancel()
             }
         }
     } onCancel: {

@@ -21,6 +21,7 @@ struct DownloadRateLimitTests {
     }
 
     private func expectWithinTenPercent(_ rate: Double, of limit: Double, _ what: String) {
+        print("\(what): measured \(Int(rate)) bytes/s against a limit of \(Int(limit)) (\(String(format: "%+.1f", (rate - limit) / limit * 100)) %)")
         #expect(abs(rate - limit) <= limit * 0.1, "\(what): measured \(Int(rate)) bytes/s against a limit of \(Int(limit))")
     }
 
