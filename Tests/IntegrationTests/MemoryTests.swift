@@ -24,4 +24,27 @@ struct MemoryTests {
         #expect(growth < 96 << 20, "peak RSS grew by \(growth >> 20) MiB (baseline \(baseline >> 20) MiB, peak \(peak >> 20) MiB) for a 256 MiB body")
         try await server.shutdown()
     }
+
+    /// The same over four connections: each helper stops while chunks pile up, keeping its bytes.
+    @Test func peakMemoryStaysBoundedOverSeveralConnectionsWhenTheDiskIsSlow() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 22, size: 256 << 20)
+        server.serve("/big.bin", content: content)
+        try await daemon.start(environment: ["TRANSFERD_TEST_WRITE_DELAY_USEC": "40"])
+        let baseline = try #require(daemon.peakRSS())
+        var params = Submit.Params(url: server.url("/big.bin"), destination: daemon.destination("big.bin"))
+        params.segments = 4
+        let job = try daemon.submit(params)
+        let finished = try await daemon.waitForTerminal(job.id, seconds: 300)
+        let peak = try #require(daemon.peakRSS())
+        #expect(finished.state == .completed, "\(String(describing: finished.error))")
+        #expect(try sha256Hex(ofFile: daemon.destination("big.bin")) == content.sha256Hex())
+        let growth = peak - baseline
+        let sent = server.bytesSent(for: "/big.bin")
+        print("segments 4, slow disk: peak RSS grew by \(growth >> 20) MiB; \(sent) bytes sent for \(content.size)")
+        #expect(growth < 96 << 20, "peak RSS grew by \(growth >> 20) MiB (baseline \(baseline >> 20) MiB, peak \(peak >> 20) MiB) for a 256 MiB body")
+        try await server.shutdown()
+    }
 }

@@ -20,6 +20,9 @@ final class SegmentFetch: @unchecked Sendable {
         var end: Int64
         /// Whether the current request's answer was checked and its body is the file's.
         var accepted = false
+        /// Whether its request was cancelled to let the delegate queue's backlog drain: it
+        /// continues its part once it has.
+        var drainPaused = false
     }
 
     var plan: SegmentPlan
@@ -92,14 +95,19 @@ extension TransferRunner {
         guard phase == .active || phase == .pausing else { return }
         while fetch.helpers.count < fetch.width {
             let worker = fetch.nextWorker
-            let leadFrom = max(context.attempt.offset, context.leadAsked)
-            guard let part = fetch.plan.assign(worker, leadFrom: leadFrom) else { break }
+            guard let part = fetch.plan.assign(worker, leadFrom: leadFrom(context)) else { break }
             fetch.nextWorker += 1
             fetch.helpers[worker] = SegmentFetch.Helper(part: part, offset: part, end: part)
             // The attempt's requests stop where the parts begin.
             context.attempt.rangeLimit = fetch.plan.leadEnd
             sendHelper(worker, context)
         }
+    }
+
+    /// Where the attempt's range is still unasked: past its offset, past its request out, and
+    /// past a part it is taking into the digest (its offset jumps there once it has).
+    func leadFrom(_ context: TransferContext) -> Int64 {
+        max(context.attempt.offset, context.leadAsked, context.segments?.absorbing?.end ?? 0)
     }
 
     /// Sends a helper's next request: the next bounded range of its part.
@@ -110,8 +118,17 @@ extension TransferRunner {
             retireHelper(worker, context)
             return
         }
+        // Not while chunks pile up: FoundationNetworking delivers a request's bytes however slowly
+        // they are taken, and a cancel reaches libcurl too late to hold much back.
+        if queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2 {
+            fetch.helpers[worker]?.drainPaused = true
+            resumeHelperWhenDrained(worker, context)
+            return
+        }
         let from = part.done
-        let end = min(part.end, from + configuration.segmentBytes.upperBound)
+        // The smallest segment: what a request may still deliver after its helper was stopped is
+        // what bounds memory, once for each helper.
+        let end = min(part.end, from + configuration.segmentBytes.lowerBound)
         fetch.plan.asked(part.start, upTo: end)
         let attempt = context.attempt
         let plan = DownloadAttempt.RequestPlan(
@@ -198,9 +215,37 @@ extension TransferRunner {
             return
         }
         helper.offset += count
+        if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
+        // Chunks pile up on the delegate queue when the disk (or the CPU) is slower than the
+        // network: as the attempt's own request does, a helper's stops then, keeping its bytes,
+        // and continues once the backlog has drained, so memory stays bounded.
+        // Helpers stop at half the attempt's mark: several connections fill the queue faster than
+        // one, in the time a cancel takes to reach libcurl.
+        if !helper.drainPaused, queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2 {
+            helper.drainPaused = true
+            task.cancel()
+        }
         fetch.helpers[worker] = helper
         fetch.plan.wrote(helper.part, count)
         checkpointIfDue(context, now: MonotonicClock.nanoseconds())
+    }
+
+    /// Sends a helper's next request once the delegate queue's backlog is down to the low-water mark.
+    func resumeHelperWhenDrained(_ worker: Int, _ context: TransferContext) {
+        queues.assertOnDelegate()
+        guard let fetch = context.segments, !fetch.closed, fetch.helpers[worker] != nil else { return }
+        let phase = context.phase
+        guard phase == .active || phase == .pausing else {
+            retireHelper(worker, context)
+            return
+        }
+        guard queues.delegateBacklog <= configuration.backlogLowWater else {
+            queues.io.asyncAfter(deadline: .now() + .milliseconds(2)) {
+                self.queues.onDelegate { self.resumeHelperWhenDrained(worker, context) }
+            }
+            return
+        }
+        sendHelper(worker, context)
     }
 
     /// A helper's request ended: it goes on with its part, takes another, or stops.
@@ -214,7 +259,12 @@ extension TransferRunner {
             retireHelper(worker, context)
             return
         }
-        guard error == nil, helper.accepted, helper.offset == helper.end else {
+        if helper.drainPaused, helper.offset < helper.end {
+            resumeHelperWhenDrained(worker, context)
+            return
+        }
+        // (A helper stopped for the backlog just as its range was complete ended well.)
+        guard error == nil || helper.drainPaused, helper.accepted, helper.offset == helper.end else {
             retireHelper(worker, context)
             fetch.failures += 1
             context.request.logger.debug(
@@ -234,8 +284,7 @@ extension TransferRunner {
         }
         // Its part is done: it takes another, or stops when nothing is worth splitting.
         fetch.helpers[worker] = nil
-        let leadFrom = max(context.attempt.offset, context.leadAsked)
-        if !fetch.refused, let part = fetch.plan.assign(worker, leadFrom: leadFrom) {
+        if !fetch.refused, let part = fetch.plan.assign(worker, leadFrom: leadFrom(context)) {
             fetch.helpers[worker] = SegmentFetch.Helper(part: part, offset: part, end: part)
             context.attempt.rangeLimit = fetch.plan.leadEnd
             sendHelper(worker, context)
@@ -247,6 +296,16 @@ extension TransferRunner {
     /// Whether the attempt's next segment begins where the helpers' parts do.
     func reachedHelpers(_ context: TransferContext) -> Bool {
         guard let fetch = context.segments, !fetch.closed, let total = context.attempt.totalBytes else { return false }
+        if context.attempt.offset > fetch.plan.leadEnd {
+            // The attempt went past where the helpers' parts begin, which the plan never allows:
+            // rather than fetch their ranges twice, it fetches the rest alone.
+            context.request.logger.warning(
+                "the download over several connections lost track of its parts; it continues over one",
+                metadata: ["offset": "\(context.attempt.offset)", "lead_end": "\(fetch.plan.leadEnd)"])
+            closeHelpers(context)
+            context.attempt.rangeLimit = nil
+            return false
+        }
         return context.attempt.offset == fetch.plan.leadEnd && context.attempt.offset < total
     }
 
@@ -272,6 +331,16 @@ extension TransferRunner {
                 self.queues.onDelegate { self.continueAtPart(context) }
             }
         case .absorb(let range):
+            // Only bytes that continue the attempt's own go into the digest, in order.
+            guard range.start == context.attempt.offset else {
+                context.request.logger.warning(
+                    "a part does not begin where the download stands; it continues over one connection",
+                    metadata: ["offset": "\(context.attempt.offset)", "part": "\(range.start)"])
+                closeHelpers(context)
+                context.attempt.rangeLimit = nil
+                perform(context.attempt.proceed(), context)
+                return
+            }
             fetch.absorbing = range
             context.attempt.rangeLimit = fetch.plan.leadEnd
             absorb(context, range, from: range.start)
@@ -324,7 +393,8 @@ extension TransferRunner {
     /// Checkpoints the partial file when due: the attempt's offset, and the helpers' ranges past it.
     func checkpointIfDue(_ context: TransferContext, now: UInt64) {
         let offset = context.attempt.offset
-        let fetch = context.segments
+        // Once the helpers are closed (the file started over, say), their ranges are not recorded.
+        let fetch = context.segments.flatMap { $0.closed ? nil : $0 }
         let progress = offset + (fetch?.bytesAhead ?? 0)
         guard
             context.sink.advanced(

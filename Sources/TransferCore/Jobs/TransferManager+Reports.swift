@@ -45,7 +45,7 @@ extension TransferManager {
             job.checkpointBytes = bytes
             job.parts = parts.isEmpty ? nil : parts
             save(job)
-            logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)"])
+            logger(forJob: job.id).debug("checkpoint", metadata: ["bytes": "\(bytes)", "ahead": "\(parts.reduce(0) { $0 + $1.count })"])
         case .completed(_, let bytes, let sha256):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
