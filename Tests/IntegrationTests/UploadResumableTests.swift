@@ -73,6 +73,31 @@ struct UploadResumableTests {
     }
 
     @Test(arguments: [ResumableProtocol.ietf, .tus])
+    func aCancelledUploadsResourceIsDeletedOnTheServer(protocol used: ResumableProtocol) async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        let content = TestContent(seed: 84, size: 24 << 20)
+        server.acceptResumableUploads("/files", protocol: used, behaviour: .stallAtOffset(8 << 20))
+        let source = daemon.directory + "/source.bin"
+        try writeContent(content, to: source)
+        try await daemon.start()
+        let job = try await daemon.uploadJob(source, to: server.url("/files"), ["--resumable", Self.mode(used)])
+        try await waitUntil("the server to hold 8 MiB", seconds: 120) {
+            (server.resumableUploads(for: "/files").first?.offset ?? 0) >= 8 << 20
+        }
+        let cancelled = try await runTransferctl(["--socket", daemon.socketPath, "cancel", job.id])
+        #expect(cancelled.status == 0, "\(cancelled.stderr)")
+        // Nobody will complete the upload: the server is asked to drop what it holds.
+        try await waitUntil("the server to be asked to delete the upload", seconds: 60) {
+            server.resumableUploads(for: "/files").first?.requests.contains("DELETE terminated") == true
+        }
+        #expect(try daemon.job(job.id).state == .cancelled)
+        #expect(daemon.spoolFiles().isEmpty, "\(daemon.spoolFiles())")
+        try await server.shutdown()
+    }
+
+    @Test(arguments: [ResumableProtocol.ietf, .tus])
     func aServerThatUnderstatesItsOffsetGetsTheMissingBytesAgain(protocol used: ResumableProtocol) async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon(configuration: ["retry_initial_delay_seconds": 0])

@@ -228,3 +228,21 @@ public struct ByteRange: Codable, Sendable, Equatable, Hashable {
 
     public var count: Int64 { end - start }
 }
+
+/// A resumable upload's resource to drop, and how to ask.
+public struct UploadTermination: Sendable {
+    public var jobID: String
+    public var resource: URL
+    public var protocolUsed: UploadProtocol
+    /// The job's own request headers (credentials among them), as its appends carried them.
+    public var headers: [String: String]
+    public var logger: Logger
+
+    public init(jobID: String, resource: URL, protocolUsed: UploadProtocol, headers: [String: String], logger: Logger) {
+        self.jobID = jobID
+        self.resource = resource
+        self.protocolUsed = protocolUsed
+        self.headers = headers
+        self.logger = logger
+    }
+}

@@ -105,6 +105,10 @@ public final class TransferEngine: TransferDriving {
         uploads.progress(jobID: jobID) ?? runner.progress(jobID: jobID)
     }
 
+    public func terminateUpload(_ termination: UploadTermination) {
+        uploads.terminate(termination)
+    }
+
     deinit {
         runner.sessionInvalidated.store(true, ordering: .releasing)
         session.invalidateAndCancel()
@@ -132,4 +136,12 @@ public protocol TransferDriving: Sendable {
     func finishEvents()
     /// Live progress of a running transfer.
     func progress(jobID: String) -> TransferProgress?
+    /// Asks the server to drop the resource of a resumable upload that ended without completing
+    /// (cancelled, or failed for good); nothing waits for the answer.
+    func terminateUpload(_ termination: UploadTermination)
 }
+
+extension TransferDriving {
+    public func terminateUpload(_ termination: UploadTermination) {}
+}
+

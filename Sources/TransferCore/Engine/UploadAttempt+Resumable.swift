@@ -75,11 +75,22 @@ extension UploadAttempt {
     }
 
     private func protocolHeaders(_ protocolUsed: UploadProtocol) -> [String: String] {
+        Self.headers(of: protocolUsed)
+    }
+
+    /// The fields every request of a resumable protocol carries.
+    static func headers(of protocolUsed: UploadProtocol) -> [String: String] {
         switch protocolUsed {
         case .tus: return ["Tus-Resumable": Self.tusVersion]
         case .ietf: return ["Upload-Draft-Interop-Version": Self.ietfInteropVersion]
         case .plain: return [:]
         }
+    }
+
+    /// The request that asks the server to drop an upload resource nobody will complete (tus's
+    /// termination extension; the IETF draft's upload cancellation): a DELETE of the resource.
+    static func termination(of resource: URL, _ protocolUsed: UploadProtocol) -> Request {
+        Request(method: "DELETE", url: resource, headers: headers(of: protocolUsed), body: .none)
     }
 
     /// The answer to a probe, a creation, an offset retrieval or an append.

@@ -94,6 +94,30 @@ final class UploadRunner: @unchecked Sendable {
         }
     }
 
+    /// Sends the DELETE of an upload resource, once the host rules allow its host (checked on the
+    /// I/O queue: the name may need resolving). Its answer reaches no transfer and is dropped.
+    func terminate(_ termination: UploadTermination) {
+        queues.onIO {
+            if let refused = TransferPreparation.hostFailure(for: termination.resource, hosts: self.hosts) {
+                termination.logger.info(
+                    "the upload resource was not deleted on the server", metadata: ["reason": "\(refused.error.message)"])
+                return
+            }
+            guard let session = self.session else { return }
+            let request = UploadAttempt.termination(of: termination.resource, termination.protocolUsed)
+            var urlRequest = URLRequest(url: request.url)
+            urlRequest.httpMethod = request.method
+            urlRequest.timeoutInterval = HTTPScheme.timeout(self.configuration.idleTimeout)
+            for (name, value) in termination.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+            for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+            let task = session.dataTask(with: urlRequest)
+            task.taskDescription = termination.jobID
+            task.resume()
+            termination.logger.info(
+                "asked the server to delete the upload resource", metadata: ["resource": "\(Redaction.url(termination.resource))"])
+        }
+    }
+
     /// nil when the job is not an upload this runner knows.
     func cancel(jobID: String) -> CancelOutcome? {
         guard let context = claim(jobID) else { return nil }

@@ -177,7 +177,7 @@ extension TransferManager {
     /// Records that a job failed for good.
     func markFailed(_ record: JobRecord, _ error: JobError) {
         var job = record
-        releaseSpool(of: job)
+        abandonUpload(job)
         job.state = .failed
         job.finishedAt = Date()
         job.error = error

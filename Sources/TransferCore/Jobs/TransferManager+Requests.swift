@@ -252,7 +252,7 @@ extension TransferManager {
             engine.forget(jobID: id)
             PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
         }
-        releaseSpool(of: job)
+        abandonUpload(job)
         job.state = .cancelled
         job.paused = nil
         job.finishedAt = Date()

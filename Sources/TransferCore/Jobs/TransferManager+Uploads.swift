@@ -111,6 +111,17 @@ extension TransferManager {
         spool?.release(name)
     }
 
+    /// An upload that ends without completing (cancelled, or failed for good): its copy is freed,
+    /// and the server is asked to drop the resumable resource nobody will complete.
+    func abandonUpload(_ job: JobRecord) {
+        releaseSpool(of: job)
+        guard job.isUpload, let used = job.uploadProtocol, used != .plain, let text = job.uploadResource,
+            let resource = URL(string: text)
+        else { return }
+        engine.terminateUpload(
+            UploadTermination(jobID: job.id, resource: resource, protocolUsed: used, headers: job.headers, logger: logger(forJob: job.id)))
+    }
+
     /// At start-up: keeps the copies of unfinished uploads and removes every other spool file.
     static func recoverSpool(_ spool: Spool?, jobs: [JobRecord], logger: Logger) {
         guard let spool else { return }
