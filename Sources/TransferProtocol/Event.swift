@@ -15,6 +15,9 @@ public enum JobEventType: String, Codable, Sendable, CaseIterable {
     case paused
     /// A paused job was resumed: it is queued again in its submission order.
     case resumed
+    /// The job's priority class or its place in its class changed (`priority`, `move`); the job
+    /// carries the new `priority`.
+    case prioritized
     case completed
     case failed
     case cancelled
@@ -23,7 +26,7 @@ public enum JobEventType: String, Codable, Sendable, CaseIterable {
     public var isTerminal: Bool {
         switch self {
         case .completed, .failed, .cancelled: return true
-        case .queued, .started, .progress, .waiting, .paused, .resumed: return false
+        case .queued, .started, .progress, .waiting, .paused, .resumed, .prioritized: return false
         }
     }
 

@@ -60,6 +60,7 @@ extension TransferManager {
             throw CoreError(.internalFailure, "the move could not be written to the journal (\(error))")
         }
         logger(forJob: job.id).info("job moved", metadata: ["before": "\(target?.id ?? "all")", "position": "\(position)"])
+        emit(.prioritized, jobs[job.id] ?? moved)
         schedule()
         return view(jobs[job.id] ?? moved)
     }

@@ -29,6 +29,7 @@ extension TransferManager {
         }
         if before != priority {
             logger(forJob: id).info("priority changed", metadata: ["from": "\(before.rawValue)", "to": "\(priority.rawValue)"])
+            emit(.prioritized, jobs[id] ?? job)
         }
         schedule()
         return view(jobs[id] ?? job)

@@ -243,7 +243,10 @@ extension TransferManager {
             case .landing:
                 throw CoreError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
             case .notRunning:
-                throw CoreError(.jobFinished, "job \(id) has just ended; see transferctl status \(id) for how")
+                // The attempt ended just now and its end is on its way to this actor: cancel the
+                // job as that end leaves it (waiting to retry, say), or say how it ended.
+                await withCheckedContinuation { pauseWaiters[id, default: []].append($0) }
+                return try await cancel(id: id, caller: caller)
             }
         } else {
             queue.remove(id)

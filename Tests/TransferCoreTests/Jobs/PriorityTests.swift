@@ -31,6 +31,24 @@ struct PriorityTests {
         try await eventually("start \(count)") { engine.started.count == count }
     }
 
+    @Test func priorityAndMoveAreAnnouncedAsEvents() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, _) = try await core(in: directory, slots: 0)
+        let subscription = try await manager.subscribe(Subscribe.Params(), caller: 0, queueLimit: 100)
+        try await submit(manager, "p", in: directory)
+        _ = try await manager.setPriority(id: "p", to: "foreground", caller: 0)
+        // The same class again changes nothing and says nothing.
+        _ = try await manager.setPriority(id: "p", to: "foreground", caller: 0)
+        _ = try await manager.move(Move.Params(id: "p", first: true), caller: 0)
+        var events: [JobEvent] = []
+        while events.count < 3, let item = await subscription.next() {
+            if case .event(let event) = item { events.append(event) }
+        }
+        #expect(events.map(\.type) == [.queued, .prioritized, .prioritized])
+        #expect(events.last?.job.priority == .foreground)
+    }
+
     @Test func queuedJobsStartForegroundFirstThenNormalThenBackground() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

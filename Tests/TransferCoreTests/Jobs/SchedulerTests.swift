@@ -80,6 +80,23 @@ struct SchedulerTests {
         #expect(engine.started.count == 3)
     }
 
+    @Test func aCancelThatMeetsAnAttemptEndingJustThenCancelsTheJob() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine) = try await core(in: directory, slots: 1)
+        try await submit(manager, "racing", in: directory)
+        try await eventually("the start") { engine.started.count == 1 }
+        // The attempt fails (a retry is due) while the cancel is on its way: the engine finds
+        // nothing running, and the core cancels the job as the failure left it.
+        engine.endsBeforeCancel("racing")
+        let cancel = Task { try await manager.cancel(id: "racing", caller: 0) }
+        try await eventually("the cancel to reach the engine") { engine.cancelled == ["racing"] }
+        engine.interrupt("racing", JobError(code: .network, message: "connection refused"))
+        let job = try await cancel.value
+        #expect(job.state == .cancelled)
+        #expect(try await state(manager, "racing") == .cancelled)
+    }
+
     @Test func aCancelledQueuedJobNeverStartsAndFreesNoSlot() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -9,7 +9,7 @@ final class ScriptedEngine: TransferDriving {
     let hosts = HostGuard(HostPolicy())
     let events: AsyncStream<EngineEvent>
     private let continuation: AsyncStream<EngineEvent>.Continuation
-    private let state = Mutex<(started: [TransferRequest], cancelled: [String])>(([], []))
+    private let state = Mutex<(started: [TransferRequest], cancelled: [String], endedJustNow: Set<String>)>(([], [], []))
     /// Per job, what `stop` answers and the bytes its `.stopped` report says were kept.
     private let stops = Mutex<(outcomes: [String: StopOutcome], bytes: [String: Int64], stopped: [String])>(([:], [:], []))
 
@@ -45,9 +45,20 @@ final class ScriptedEngine: TransferDriving {
     }
 
     func cancel(jobID: String) -> CancelOutcome {
-        state.withLock { $0.cancelled.append(jobID) }
+        let endedJustNow = state.withLock { state in
+            state.cancelled.append(jobID)
+            return state.endedJustNow.contains(jobID)
+        }
+        // The attempt ended as the cancel came: its end is reported by the test, not here.
+        if endedJustNow { return .notRunning }
         report(.stopped(jobID: jobID, bytes: 0))
         return .cancelled
+    }
+
+    /// Scripts that `jobID`'s attempt has just ended when a cancel comes: the cancel finds nothing
+    /// running, and the test reports the end.
+    func endsBeforeCancel(_ jobID: String) {
+        state.withLock { _ = $0.endedJustNow.insert(jobID) }
     }
 
     /// Scripts what stopping `jobID` answers, and the bytes its report says were kept.
