@@ -70,6 +70,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var priority: JobPriority?
     /// Where `move` put the job within its class; nil: by submission order (`queuePosition`).
     public var position: Int64?
+    /// True while a background transfer that yielded its slot waits to continue: it is queued at
+    /// the front of its class, also after a restart. Nil otherwise.
+    public var yielded: Bool?
 
     /// When the job fails as `time_limit`: its time limit or its deadline, whichever is first.
     func endOfTime(maxTime: Double) -> Date {

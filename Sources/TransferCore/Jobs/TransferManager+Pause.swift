@@ -22,6 +22,8 @@ extension TransferManager {
         for id in ids {
             guard var job = jobs[id], !job.state.isTerminal, job.paused != true else { continue }
             job.paused = true
+            // Resumed, it takes its place by submission order, as any paused job.
+            job.yielded = nil
             switch job.state {
             case .running:
                 toStop.append(id)

@@ -22,6 +22,7 @@ extension TransferManager {
                 continue
             }
             job.state = .running
+            job.yielded = nil
             job.startedAt = job.startedAt ?? Date()
             job.attempts += 1
             save(job)
@@ -167,6 +168,7 @@ extension TransferManager {
         var job = record
         job.state = .queued
         job.nextAttemptAt = nil
+        job.yielded = true
         save(job)
         logger(forJob: job.id).info("background transfer stopped; it continues when a slot is free", metadata: ["bytes": "\(job.checkpointBytes)"])
         queueJob(job, lane: 0)

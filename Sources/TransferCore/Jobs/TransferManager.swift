@@ -188,7 +188,8 @@ public actor TransferManager {
         for job in requeued { queue.insert(job.id, key: Self.queueKey(job, lane: 0), host: job.hostKey) }
         for job in recovered
         where job.state == .queued && job.paused != true && !refused.contains(job.id) && !(job.notBefore.map { $0 > now } ?? false) {
-            queue.insert(job.id, key: Self.queueKey(job), host: job.hostKey)
+            // A background job that yielded its slot keeps its place at the front of its class.
+            queue.insert(job.id, key: Self.queueKey(job, lane: job.yielded == true ? 0 : 1), host: job.hostKey)
         }
         self.queue = queue
         if !requeued.isEmpty {

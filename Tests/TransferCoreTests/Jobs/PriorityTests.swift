@@ -124,6 +124,27 @@ struct PriorityTests {
         #expect(again.resumeFrom == 40 && again.validator == "\"v\"" && again.totalBytes == 100)
     }
 
+    @Test func aYieldedBackgroundJobKeepsItsPlaceAtTheFrontAcrossARestart() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var (manager, engine) = try await core(in: directory)
+        try await submit(manager, "bg", .background, in: directory)
+        try await eventually("bg starts") { engine.started.count == 1 }
+        try await submit(manager, "bg2", .background, in: directory)
+        // bg2 is moved to the front of the class: only the yield keeps bg ahead of it.
+        _ = try await manager.move(Move.Params(id: "bg2", first: true), caller: 0)
+        engine.onStop("bg", keeping: 40)
+        try await submit(manager, "n", in: directory)
+        try await eventually("n starts") { engine.started.count == 2 }
+        await manager.shutdown()
+        // After the restart n continues first (it was running), then bg ahead of bg2.
+        (manager, engine) = try await core(in: directory)
+        try await eventually("n starts again") { engine.started.count == 1 }
+        #expect(engine.started.map(\.jobID) == ["n"])
+        try await finish("n", engine, expectingStarts: 2)
+        #expect(engine.started.last?.jobID == "bg", "the yielded job is still ahead of bg2: \(engine.started.map(\.jobID))")
+    }
+
     @Test func aJobMadeForegroundTakesABackgroundTransfersSlot() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
