@@ -78,7 +78,8 @@ struct UploadResumableTests {
         let daemon = try TestDaemon()
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 84, size: 24 << 20)
-        server.acceptResumableUploads("/files", protocol: used, behaviour: .stallAtOffset(8 << 20))
+        // Stalled in the middle of an append (not where one ends), so the upload is running when cancelled.
+        server.acceptResumableUploads("/files", protocol: used, behaviour: .stallAtOffset((8 << 20) + 12_345))
         let source = daemon.directory + "/source.bin"
         try writeContent(content, to: source)
         try await daemon.start()

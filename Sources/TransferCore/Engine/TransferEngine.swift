@@ -39,7 +39,7 @@ public final class TransferEngine: TransferDriving {
         self.rates = rates
         let runner = TransferRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, logger: logger, events: continuation)
         self.runner = runner
-        let uploads = UploadRunner(configuration: configuration, hosts: hosts, queues: queues, events: continuation)
+        let uploads = UploadRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, events: continuation)
         self.uploads = uploads
         monitor = LimitsMonitor(runner: runner)
         self.hosts = hosts

@@ -34,6 +34,10 @@ final class UploadContext: @unchecked Sendable {
     /// The server's offset when this attempt's first body began (-1 before): the rate counts only what the attempt sent.
     private let firstBase = Atomic<Int64>(-1)
     let startedAt = MonotonicClock.nanoseconds()
+    /// Spaces a resumable upload's appends to its rate limit (delegate queue only).
+    var pacer = RatePacer()
+    /// Set once the upload sends the whole file in one request: then a rate limit cannot be held.
+    let sendsWholeFile = Atomic<Bool>(false)
 
     init(request: TransferRequest, plan: UploadPlan, attempt: UploadAttempt) {
         self.request = request

@@ -29,14 +29,20 @@ final class UploadRunner: @unchecked Sendable {
 
     let configuration: EngineConfiguration
     let hosts: HostGuard
+    /// The bandwidth limits: a resumable upload's appends are paced to them.
+    let rates: RateGovernor
     let queues: EngineQueues
     let events: AsyncStream<EngineEvent>.Continuation
     weak var session: URLSession?
     private let state = Mutex(State())
 
-    init(configuration: EngineConfiguration, hosts: HostGuard, queues: EngineQueues, events: AsyncStream<EngineEvent>.Continuation) {
+    init(
+        configuration: EngineConfiguration, hosts: HostGuard, rates: RateGovernor = RateGovernor(), queues: EngineQueues,
+        events: AsyncStream<EngineEvent>.Continuation
+    ) {
         self.configuration = configuration
         self.hosts = hosts
+        self.rates = rates
         self.queues = queues
         self.events = events
     }
@@ -65,7 +71,10 @@ final class UploadRunner: @unchecked Sendable {
         settings.resumable = plan.resumable
         settings.protocolUsed = plan.protocolUsed
         settings.resource = plan.resource
-        settings.segmentBytes = configuration.uploadSegmentBytes
+        rates.join(jobID, limit: request.limitRate, bandwidthClass: request.bandwidthClass)
+        // A paced upload appends about a quarter second's worth at a time.
+        settings.segmentBytes =
+            RatePacer.segmentBytes(for: rates.rate(for: jobID), upTo: configuration.uploadSegmentBytes) ?? configuration.uploadSegmentBytes
         settings.contentType = plan.contentType
         settings.fileName = plan.fileName
         settings.method = plan.method
@@ -81,9 +90,11 @@ final class UploadRunner: @unchecked Sendable {
         }
         switch decision {
         case .stop:
+            rates.leave(jobID)
             events.yield(.stopped(jobID: jobID, bytes: 0))
             releaseStopWaitersIfIdle()
         case .refuse(let failure):
+            rates.leave(jobID)
             events.yield(
                 failure.retryable
                     ? .interrupted(jobID: jobID, error: failure.error, kept: Self.nothingKept(plan), retryAfter: nil)
@@ -164,7 +175,12 @@ final class UploadRunner: @unchecked Sendable {
     }
 
     func progress(jobID: String) -> TransferProgress? {
-        state.withLock { $0.byJob[jobID] }?.progress
+        guard let context = state.withLock({ $0.byJob[jobID] }) else { return nil }
+        var progress = context.progress
+        progress.pacedRate = rates.rate(for: jobID)
+        // A plain upload is one request: nothing to pace between.
+        progress.limitUnheld = progress.pacedRate != nil && context.sendsWholeFile.load(ordering: .relaxed)
+        return progress
     }
 
     func context(forTask task: Int) -> UploadContext? {
@@ -217,9 +233,18 @@ final class UploadRunner: @unchecked Sendable {
     /// reads the file itself after the request ended.
     private func send(_ request: UploadAttempt.Request, _ context: UploadContext) {
         guard case .range(let range) = request.body else {
+            if request.body == .wholeFile { context.sendsWholeFile.store(true, ordering: .relaxed) }
             begin(request, body: nil, context)
             return
         }
+        // An append waits until the bytes sent so far fit the job's rate limit.
+        let now = MonotonicClock.nanoseconds()
+        let wait = context.pacer.delay(endedAt: range.lowerBound, now: now, rate: rates.rate(for: context.request.jobID))
+        if wait > 0 {
+            appendWhenPaced(request, range, context, at: now + wait)
+            return
+        }
+        context.pacer.requestSent(at: now, offset: range.lowerBound)
         let path = context.plan.spoolPath
         queues.onIO {
             let body = Result { () throws(CoreError) -> Data in try Self.read(range, of: path) }
@@ -231,6 +256,25 @@ final class UploadRunner: @unchecked Sendable {
                     self.perform([.fail(JobError(code: .disk, message: error.message))], context)
                 }
             }
+        }
+    }
+
+    /// Waits, in steps short enough that a stop or a lifted limit is seen soon, until `due` on the
+    /// monotonic clock, then sends the append.
+    private func appendWhenPaced(_ request: UploadAttempt.Request, _ range: Range<Int64>, _ context: UploadContext, at due: UInt64) {
+        queues.assertOnDelegate()
+        guard context.phase == .active else {
+            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+            return
+        }
+        let now = MonotonicClock.nanoseconds()
+        guard now < due, rates.rate(for: context.request.jobID) != nil else {
+            context.pacer.requestSent(at: now, offset: range.lowerBound)
+            send(request, context)
+            return
+        }
+        queues.io.asyncAfter(deadline: .now() + .nanoseconds(Int(min(due - now, 100_000_000)))) {
+            self.queues.onDelegate { self.appendWhenPaced(request, range, context, at: due) }
         }
     }
 
@@ -303,6 +347,7 @@ final class UploadRunner: @unchecked Sendable {
 
     /// Reports how the upload ended and forgets it.
     func end(_ context: UploadContext, _ event: EngineEvent) {
+        rates.leave(context.request.jobID)
         events.yield(event)
         state.withLock { _ = $0.byJob.removeValue(forKey: context.request.jobID) }
         releaseStopWaitersIfIdle()

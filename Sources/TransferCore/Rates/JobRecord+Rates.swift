@@ -13,7 +13,10 @@ extension Job {
         job.pacedRate = progress.pacedRate
         if progress.limitUnheld {
             job.warning =
-                "the rate limit cannot be held for this job: the server ignores ranges, so the file comes in one request that cannot be paced"
+                job.kind == .upload
+                ? "the rate limit cannot be held for this upload: the server takes neither tus nor the IETF resumable uploads, "
+                    + "so the file goes in one request that cannot be paced"
+                : "the rate limit cannot be held for this job: the server ignores ranges, so the file comes in one request that cannot be paced"
         }
         return job
     }
