@@ -126,12 +126,7 @@ extension TransferRunner {
     /// request (after a pause, or for the next segment).
     func resumeWhenDrained(_ context: TransferContext) {
         queues.assertOnDelegate()
-        guard queues.delegateBacklog <= configuration.backlogLowWater else {
-            queues.io.asyncAfter(deadline: .now() + .milliseconds(2)) {
-                self.queues.onDelegate { self.resumeWhenDrained(context) }
-            }
-            return
-        }
+        guard backlogDrained(orRetry: { self.resumeWhenDrained(context) }) else { return }
         guard context.move(from: [.pausing, .active], to: .active) else {
             completeStop(context)
             return
@@ -142,6 +137,14 @@ extension TransferRunner {
         }
         context.request.logger.debug("continuing a paused transfer", metadata: ["offset": "\(context.attempt.offset)"])
         perform(context.attempt.proceed(), context)
+    }
+
+    /// Whether the delegate queue's backlog is down to the low-water mark; when not, `retry` runs
+    /// on the delegate queue a moment later, waited for off it.
+    func backlogDrained(orRetry retry: @escaping @Sendable () -> Void) -> Bool {
+        guard queues.delegateBacklog > configuration.backlogLowWater else { return true }
+        queues.io.asyncAfter(deadline: .now() + .milliseconds(2)) { self.queues.onDelegate(retry) }
+        return false
     }
 
     /// Waits, off the delegate queue and in steps short enough that a stop or a lifted limit is

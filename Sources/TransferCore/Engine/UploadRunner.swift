@@ -116,11 +116,7 @@ final class UploadRunner: @unchecked Sendable {
             }
             guard let session = self.session else { return }
             let request = UploadAttempt.termination(of: termination.resource, termination.protocolUsed)
-            var urlRequest = URLRequest(url: request.url)
-            urlRequest.httpMethod = request.method
-            urlRequest.timeoutInterval = HTTPScheme.timeout(self.configuration.idleTimeout)
-            for (name, value) in termination.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-            for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+            let urlRequest = Self.urlRequest(request, headers: termination.headers, idleTimeout: self.configuration.idleTimeout)
             let task = session.dataTask(with: urlRequest)
             task.taskDescription = termination.jobID
             task.resume()
@@ -310,14 +306,20 @@ final class UploadRunner: @unchecked Sendable {
     /// digests, the resumable protocol's fields). FoundationNetworking adds Content-Length from
     /// the body's size.
     static func urlRequest(_ request: UploadAttempt.Request, for context: UploadContext) -> URLRequest {
-        var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = HTTPScheme.timeout(context.request.limits.idleTimeout)
-        for (name, value) in context.request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        var urlRequest = urlRequest(request, headers: context.request.headers, idleTimeout: context.request.limits.idleTimeout)
         if request.body == .wholeFile, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
             urlRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         }
+        return urlRequest
+    }
+
+    /// `request` with the job's own `headers` under the protocol's.
+    static func urlRequest(_ request: UploadAttempt.Request, headers: [String: String], idleTimeout: Double) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval = HTTPScheme.timeout(idleTimeout)
+        for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         return urlRequest
     }
 

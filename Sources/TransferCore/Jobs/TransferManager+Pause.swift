@@ -81,7 +81,7 @@ extension TransferManager {
         }
         // The answer shows the running ones stopped, with the bytes they kept.
         for id in ids where stoppingForPause.contains(id) {
-            await withCheckedContinuation { pauseWaiters[id, default: []].append($0) }
+            await withCheckedContinuation { transferEndWaiters[id, default: []].append($0) }
         }
         return result(ids, notFound: notFound, hold: holdAnswer(selection, caller: caller))
     }

@@ -250,7 +250,7 @@ extension TransferManager {
         countedBytes[id] = nil
         progressShown[id] = nil
         stoppingForPause.remove(id)
-        pauseWaiters.removeValue(forKey: id)?.forEach { $0.resume() }
+        transferEndWaiters.removeValue(forKey: id)?.forEach { $0.resume() }
         schedule()
     }
 }

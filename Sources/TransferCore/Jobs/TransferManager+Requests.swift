@@ -245,7 +245,7 @@ extension TransferManager {
             case .notRunning:
                 // The attempt ended just now and its end is on its way to this actor: cancel the
                 // job as that end leaves it (waiting to retry, say), or say how it ended.
-                await withCheckedContinuation { pauseWaiters[id, default: []].append($0) }
+                await withCheckedContinuation { transferEndWaiters[id, default: []].append($0) }
                 return try await cancel(id: id, caller: caller)
             }
         } else {

@@ -36,8 +36,9 @@ public actor TransferManager {
     var held = false
     /// Jobs whose transfer a pause asked the engine to stop, until the engine reports it.
     var stoppingForPause: Set<String> = []
-    /// Pause requests waiting for those transfers to stop.
-    var pauseWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// Requests waiting for a job's running transfer to end (a pause for its stop, a cancel that
+    /// met an attempt ending just then); resumed by `transferEnded`.
+    var transferEndWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Set once `run()` has applied every engine report (after shutdown ends the stream).
     var eventsDrained = false
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
