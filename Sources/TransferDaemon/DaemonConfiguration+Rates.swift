@@ -30,20 +30,12 @@ extension DaemonConfiguration {
     static func parseRateWindows(_ value: Any?, file: String) throws -> [RateWindow] {
         guard let value else { return [] }
         let example = #""rate_windows": {"office-hours": {"days": "mon-fri", "from": "08:00", "to": "18:00", "max_rate": "5M"}}"#
-        guard let object = value as? [String: Any] else {
-            throw ConfigurationError(description: "rate_windows in \(file) must be an object of named windows, e.g. \(example)")
-        }
-        let fields: Set<String> = ["days", "from", "to", "max_rate", "background_max_rate"]
-        return try object.keys.sorted().map { name in
-            func problem(_ detail: String) -> ConfigurationError {
-                ConfigurationError(description: "rate_windows.\(name) in \(file): \(detail)")
-            }
-            guard let entry = object[name] as? [String: Any] else {
-                throw problem("must be an object with from, to and max_rate, e.g. \(example)")
-            }
-            if let unknown = Set(entry.keys).subtracting(fields).sorted().first {
-                throw problem("unknown field '\(unknown)': the fields are \(fields.sorted().joined(separator: ", "))")
-            }
+        let entries = try NamedEntry.parse(
+            value, key: "rate_windows", file: file, shape: "an object of named windows, e.g. \(example)",
+            entryShape: "must be an object with from, to and max_rate, e.g. \(example)",
+            fields: ["days", "from", "to", "max_rate", "background_max_rate"])
+        return try entries.map { item in
+            let (name, entry, problem) = (item.name, item.fields, item.problem)
             let days: Set<Int>
             if let text = entry["days"] {
                 guard let text = text as? String, let parsed = weekdays(text) else {

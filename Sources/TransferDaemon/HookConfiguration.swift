@@ -31,21 +31,13 @@ package struct HookConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// Reads the `hooks` object of the configuration file (nil when absent).
     static func parse(_ value: Any?, file: String) throws -> [HookConfiguration] {
         guard let value else { return [] }
-        guard let object = value as? [String: Any] else {
-            throw ConfigurationError(
-                description: "hooks in \(file) must be an object of named hooks, e.g. "
-                    + #""hooks": {"backup-done": {"session": "backup.nightly", "command": ["/usr/local/bin/backup-done"]}}"#)
-        }
-        return try object.keys.sorted().map { name in
-            func problem(_ detail: String) -> ConfigurationError {
-                ConfigurationError(description: "hooks.\(name) in \(file): \(detail)")
-            }
-            guard let entry = object[name] as? [String: Any] else {
-                throw problem("must be an object with session and command")
-            }
-            if let unknown = Set(entry.keys).subtracting(fields).sorted().first {
-                throw problem("unknown field '\(unknown)': the fields are \(fields.sorted().joined(separator: ", "))")
-            }
+        let entries = try NamedEntry.parse(
+            value, key: "hooks", file: file,
+            shape: "an object of named hooks, e.g. "
+                + #""hooks": {"backup-done": {"session": "backup.nightly", "command": ["/usr/local/bin/backup-done"]}}"#,
+            entryShape: "must be an object with session and command", fields: fields)
+        return try entries.map { item in
+            let (name, entry, problem) = (item.name, item.fields, item.problem)
             guard let session = entry["session"] as? String, !session.isEmpty else {
                 throw problem("session must be the name of a session, e.g. \"backup.nightly\"")
             }
