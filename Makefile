@@ -3,6 +3,7 @@
 #   make check-static  show that the release binaries need no Swift runtime (ldd) and their sizes
 #   make test     run the whole test suite
 #   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
+#   make faults   fail each write, sync, rename, open and truncate of a workload in turn; restart and check nothing was lost
 #   make bench    compare transferd with curl and aria2 on a local nginx, then the job table's benchmarks
 #   make systemd-test  install into a booted Debian 12 container and check it under systemd (root)
 #   make install  install binaries, man pages, completions, system and user units, the default configuration (PREFIX, DESTDIR)
@@ -17,7 +18,7 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build check-static generated run test fuzz bench systemd-test install uninstall install-user uninstall-user clean
+.PHONY: deps build check-static generated run test fuzz faults bench systemd-test install uninstall install-user uninstall-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
@@ -67,6 +68,14 @@ test: deps
 # Tests/Fuzz/README.md: the targets, their seeds, and what to do with a crash.
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) Tests/Fuzz/fuzz.sh
+
+# Tests/Faults/README.md: the Nth file-system call of a workload fails, for every N; the daemon must
+# start again with every acknowledged job and no wrong file. FAULTS_ARGS='--bounded 80' samples (CI).
+FAULTS_ARGS ?=
+faults: deps
+	$(SWIFT) build --product transferd
+	$(SWIFT) build --product transferctl
+	python3 Tests/Faults/sweep.py --bin .build/debug $(FAULTS_ARGS)
 
 bench: deps
 	Tests/Benchmarks/bench.sh

@@ -65,7 +65,10 @@ package enum Daemon {
         do {
             let passedSockets = try SocketActivation.listeningSockets()
             state = try StateDirectory(path: statePath)
-            journal = try Journal(directory: state.path, logger: logger) { error in
+            // The fault sweep (Tests/Faults) compacts small journals, so that its workload reaches a compaction.
+            let compaction = environment["TRANSFERD_TEST_COMPACTION_BYTES"].flatMap(Int.init)
+                .map { Journal.CompactionPolicy(minimumBytes: $0) } ?? Journal.CompactionPolicy()
+            journal = try Journal(directory: state.path, policy: compaction, logger: logger) { error in
                 // Nothing after a failed write or sync may be acknowledged: stop, let systemd restart and replay.
                 logger.critical("stopping after a journal failure", metadata: ["error": "\(error.message)"])
                 Glibc.exit(70)

@@ -6,7 +6,7 @@ package enum EnvironmentCheck {
     /// Paths and test knobs, besides one variable per configuration key.
     static let otherVariables = [
         "TRANSFERD_SOCKET", "TRANSFERD_STATE_DIR", "TRANSFERD_CONFIG",
-        "TRANSFERD_TEST_WRITE_DELAY_USEC", "TRANSFERD_TEST_JOURNAL_STALL_FILE",
+        "TRANSFERD_TEST_WRITE_DELAY_USEC", "TRANSFERD_TEST_JOURNAL_STALL_FILE", "TRANSFERD_TEST_COMPACTION_BYTES",
     ]
 
     /// Every variable the daemon reads; `hooks` comes from the file only.
