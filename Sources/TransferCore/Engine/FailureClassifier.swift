@@ -42,7 +42,13 @@ enum FailureClassifier {
         }
         let fix: String
         switch status {
-        case 401, 403: fix = "check the credentials (an Authorization header) and that you may fetch it"
+        case 401:
+            fix = "the server asks for a login: give the credentials in the URL (https://USER:PASSWORD@host/…) "
+                + "or as a header (-H 'Authorization: …'); if you gave them, check them"
+        case 403: fix = "check the credentials (an Authorization header) and that you may fetch it"
+        case 407:
+            fix = "the proxy asks for a login: put its credentials in the proxy's URL (http_proxy or https_proxy: "
+                + "http://USER:PASSWORD@proxy:port)"
         case 404, 410: fix = "check the URL"
         default: fix = "check the URL and the request headers"
         }
@@ -78,6 +84,16 @@ enum FailureClassifier {
         case .badURL, .unsupportedURL:
             return .permanent(JobError(code: .unsupportedURL, message: "\(Redaction.url(url)) cannot be fetched: \(description)"))
         default:
+            // FoundationNetworking reports libcurl's certificate and handshake failures as an unknown
+            // error carrying libcurl's message: they are recognised by it, and no later attempt cures them.
+            if isTLSFailure(description) {
+                return .permanent(
+                    JobError(
+                        code: .tls,
+                        message: "the secure connection to \(host) failed: \(description); check the server's certificate and "
+                            + "its host name, or, for a private CA, add it to this machine's CA certificates "
+                            + "(/usr/local/share/ca-certificates, then update-ca-certificates)"))
+            }
             // libcurl reports response headers beyond its 100 KiB limit as "out of memory".
             if description.localizedCaseInsensitiveContains("out of memory") {
                 return .permanent(
@@ -88,5 +104,16 @@ enum FailureClassifier {
             }
             return .transient(JobError(code: .network, message: "the transfer from \(host) failed: \(description)"))
         }
+    }
+
+    /// libcurl's messages for a certificate that does not verify (unknown CA, wrong host name,
+    /// expired) and for a failed TLS handshake.
+    static func isTLSFailure(_ description: String) -> Bool {
+        let markers = [
+            "SSL certificate problem", "SSL: no alternative certificate subject name", "SSL: certificate subject name",
+            "SSL peer certificate", "SSL_connect", "SSL routines", "TLS connect error", "certificate verify failed",
+            "unable to set private key file", "could not load PEM client certificate",
+        ]
+        return markers.contains { description.localizedCaseInsensitiveContains($0) }
     }
 }

@@ -47,6 +47,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(nil)
     }
 
+    /// A login challenge (`401` or a proxy's `407` with `WWW-Authenticate`/`Proxy-Authenticate`) is
+    /// answered at most once, with the credentials of the request's URL; otherwise it is refused, so
+    /// that the task ends with the challenge's answer instead of waiting for ever for credentials
+    /// that nobody will give.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let answer = LoginChallenge.answer(
+            method: challenge.protectionSpace.authenticationMethod, previousFailures: challenge.previousFailureCount,
+            url: task.currentRequest?.url ?? task.originalRequest?.url)
+        switch answer {
+        case .credential(let user, let password):
+            completionHandler(.useCredential, URLCredential(user: user, password: password, persistence: .forSession))
+        case .refuse:
+            completionHandler(.rejectProtectionSpace, nil)
+        }
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         if uploads.context(forTask: task.taskIdentifier) != nil {
             uploads.completed(task, error: error)

@@ -65,4 +65,43 @@ struct FailureClassifierTests {
         let failure = FailureClassifier.network(error, url: Self.url, idleTimeout: 30)
         #expect(failure.error.code == .protocolViolation && !failure.retryable)
     }
+
+    /// FoundationNetworking hands libcurl's certificate and handshake failures over as an unknown
+    /// error with libcurl's message; none of them is worth another attempt.
+    @Test(arguments: [
+        "SSL certificate problem: unable to get local issuer certificate",
+        "SSL certificate problem: certificate has expired",
+        "SSL certificate problem: self-signed certificate",
+        "SSL: no alternative certificate subject name matches target host name 'wrong.test'",
+        "OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to example.test:443",
+    ])
+    func certificateFailuresAreFinalTLS(message: String) {
+        let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: [NSLocalizedDescriptionKey: message])
+        let failure = FailureClassifier.network(error, url: Self.url, idleTimeout: 30)
+        #expect(failure.error.code == .tls && !failure.retryable)
+        #expect(failure.error.message.contains(message) && failure.error.message.contains("CA certificates"))
+        #expect(!failure.error.message.contains("secret"))
+    }
+
+    @Test func otherUnknownFailuresAreRetried() {
+        let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: [NSLocalizedDescriptionKey: "Recv failure: Connection reset by peer"])
+        let failure = FailureClassifier.network(error, url: Self.url, idleTimeout: 30)
+        #expect(failure.error.code == .network && failure.retryable)
+    }
+
+    @Test func loginAnswersSayHowToLogIn() {
+        #expect(FailureClassifier.status(401, retryAfter: nil, url: Self.url).error.message.contains("USER:PASSWORD@"))
+        let proxy = FailureClassifier.status(407, retryAfter: nil, url: Self.url)
+        #expect(!proxy.retryable && proxy.error.message.contains("https_proxy"))
+    }
+
+    /// A challenge is answered once, with the URL's own credentials; never without them, never twice.
+    @Test func loginChallengeIsAnsweredAtMostOnce() {
+        let withLogin = URL(string: "https://me:p%40ss@example.test/f")
+        let basic = "NSURLAuthenticationMethodHTTPBasic"
+        #expect(LoginChallenge.answer(method: basic, previousFailures: 0, url: withLogin) == .credential(user: "me", password: "p@ss"))
+        #expect(LoginChallenge.answer(method: basic, previousFailures: 1, url: withLogin) == .refuse)
+        #expect(LoginChallenge.answer(method: basic, previousFailures: 0, url: URL(string: "https://example.test/f")) == .refuse)
+        #expect(LoginChallenge.answer(method: basic, previousFailures: 0, url: nil) == .refuse)
+    }
 }

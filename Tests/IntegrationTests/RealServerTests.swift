@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import TransferProtocol
+
+/// The daemon against a real nginx (TLS with a CA the test makes, HTTP/2, `auth_basic`), not the
+/// in-repo test server, which agrees with the daemon by construction.
+@Suite struct RealServerTests {
+    private static let body = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+
+    /// A daemon with retries that would take minutes: a job that ends quickly ended on its first answer.
+    private func started(_ name: String = #function) async throws -> (TestDaemon, Nginx) {
+        let daemon = try TestDaemon(configuration: ["retry_max_attempts": 20, "retry_initial_delay_seconds": 30], name: name)
+        let nginx = try await Nginx(in: daemon.directory)
+        try nginx.serve(Self.body, at: "f.bin")
+        try nginx.serve(Self.body, at: "private/f.bin")
+        try await daemon.start()
+        return (daemon, nginx)
+    }
+
+    @Test func loginChallengeWithoutCredentialsFailsAtOnce() async throws {
+        let (daemon, nginx) = try await started()
+        defer { nginx.stop(); daemon.cleanUp() }
+        let job = try daemon.submit(nginx.url("private/f.bin"), to: daemon.destination("a"))
+        let ended = try await daemon.waitForTerminal(job.id, seconds: 20)
+        #expect(ended.state == .failed)
+        #expect(ended.error?.code == .httpStatus)
+        #expect(ended.error?.httpStatus == 401)
+        #expect(ended.attempts == 1)
+        #expect(ended.error?.message.contains("USER:PASSWORD@") == true, "the message says how to give credentials: \(ended.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: daemon.destination("a")))
+    }
+
+    @Test func wrongCredentialsAreTriedOnceThenFail() async throws {
+        let (daemon, nginx) = try await started()
+        defer { nginx.stop(); daemon.cleanUp() }
+        let job = try daemon.submit(nginx.url("private/f.bin", credentials: "user:wrong"), to: daemon.destination("a"))
+        let ended = try await daemon.waitForTerminal(job.id, seconds: 20)
+        #expect(ended.state == .failed)
+        #expect(ended.error?.httpStatus == 401)
+        let asked = nginx.accessLog.filter { $0.contains("/private/f.bin") }
+        #expect(asked.count <= 3, "a wrong login is not tried again and again: \(asked)")
+        #expect(ended.error.map { !$0.message.contains("wrong") } ?? true, "the password is not in the message")
+    }
+
+    @Test func credentialsInTheURLAnswerTheChallenge() async throws {
+        let (daemon, nginx) = try await started()
+        defer { nginx.stop(); daemon.cleanUp() }
+        let job = try daemon.submit(nginx.url("private/f.bin", credentials: "\(Nginx.user):\(Nginx.password)"), to: daemon.destination("a"))
+        let ended = try await daemon.waitForTerminal(job.id, seconds: 30)
+        #expect(ended.state == .completed)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.destination("a"))) == Data(Self.body))
+    }
+
+    @Test func untrustedCertificateFailsAsTLSOnTheFirstAttempt() async throws {
+        let (daemon, nginx) = try await started()
+        defer { nginx.stop(); daemon.cleanUp() }
+        let job = try daemon.submit(nginx.url("f.bin", tls: true), to: daemon.destination("a"))
+        let ended = try await daemon.waitForTerminal(job.id, seconds: 20)
+        #expect(ended.state == .failed)
+        #expect(ended.error?.code == .tls, "\(ended.error?.message ?? "")")
+        #expect(ended.attempts == 1)
+        #expect(ended.error?.message.contains("certificate") == true)
+    }
+}
