@@ -62,3 +62,20 @@ import TransferProtocol
         #expect(ended.error?.message.contains("certificate") == true)
     }
 }
+
+/// A host name that does not exist fails the job on its first attempt, as curl fails a typo.
+@Suite struct UnknownHostTests {
+    @Test func unknownHostFailsAsDNSOnTheFirstAttempt() async throws {
+        let daemon = try TestDaemon(configuration: ["retry_max_attempts": 20, "retry_initial_delay_seconds": 30])
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        // A label longer than DNS allows: the resolver answers "unknown" without asking any server.
+        let host = String(repeating: "x", count: 64) + ".test"
+        let job = try daemon.submit("http://\(host)/file", to: daemon.destination("a"))
+        let ended = try await daemon.waitForTerminal(job.id, seconds: 20)
+        #expect(ended.state == .failed)
+        #expect(ended.error?.code == .dns)
+        #expect(ended.attempts == 1)
+        #expect(ended.error?.message.contains("does not exist") == true, "\(ended.error?.message ?? "")")
+    }
+}

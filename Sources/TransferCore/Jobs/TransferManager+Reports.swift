@@ -172,6 +172,7 @@ extension TransferManager {
             "job waits to retry",
             metadata: ["attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
         armRetry(job.id, at: next)
+        if error.code == .dns { checkHostExists(job) }
     }
 
     /// Records that a job failed for good.
