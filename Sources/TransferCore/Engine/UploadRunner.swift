@@ -226,7 +226,8 @@ final class UploadRunner: @unchecked Sendable {
         StoppedTransfer(bytes: context.attempt.keptBytes, validator: nil, totalBytes: context.plan.size)
     }
 
-    /// Sends one request of the upload. A segment of the file is read on the I/O queue first,
+    /// Sends one request of the upload, its URL admitted by the host rules (`send`, in
+    /// `UploadRunner+Hosts.swift`, checks first). A segment of the file is read on the I/O queue first,
     /// into one bounded `Data`: FoundationNetworking sends it with `Content-Length`, and never
     /// reads the file itself after the request ended.
     func sendAdmitted(_ request: UploadAttempt.Request, _ context: UploadContext) {
