@@ -16,6 +16,8 @@ public struct ResumableBehaviour: Sendable {
     var understatement: (bytes: Int64, times: Int)?
     var forcedStatus: (code: Int, times: Int, retryAfter: String?)?
     var interim104 = false
+    var locationPrefix: String?
+    var withholdsLastByte = false
 
     /// Follows the protocol.
     public static let normal = ResumableBehaviour()
@@ -80,6 +82,23 @@ public struct ResumableBehaviour: Sendable {
         return behaviour
     }()
 
+    /// A creation is answered with `Location: <prefix><resource path>` instead of the origin the
+    /// client used: e.g. `http://127.0.0.1:9999` (another host) or `//127.0.0.1:9999` (scheme-relative).
+    public static func location(prefix: String) -> ResumableBehaviour {
+        var behaviour = ResumableBehaviour()
+        behaviour.locationPrefix = prefix
+        return behaviour
+    }
+
+    /// tus only: every append that brings bytes keeps all of them but its last, and answers `204`
+    /// with the `Upload-Offset` it kept, one less than the client sent up to: an upload never
+    /// finishes, and once one byte is left, no append moves it.
+    public static let withholdLastByte: ResumableBehaviour = {
+        var behaviour = ResumableBehaviour()
+        behaviour.withholdsLastByte = true
+        return behaviour
+    }()
+
     /// This behaviour with `other`'s switches added (`other`'s win where both set one).
     public func combined(with other: ResumableBehaviour) -> ResumableBehaviour {
         var behaviour = self
@@ -89,6 +108,8 @@ public struct ResumableBehaviour: Sendable {
         behaviour.understatement = other.understatement ?? understatement
         behaviour.forcedStatus = other.forcedStatus ?? forcedStatus
         behaviour.interim104 = interim104 || other.interim104
+        behaviour.locationPrefix = other.locationPrefix ?? locationPrefix
+        behaviour.withholdsLastByte = withholdsLastByte || other.withholdsLastByte
         return behaviour
     }
 }

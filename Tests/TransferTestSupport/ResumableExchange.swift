@@ -27,6 +27,8 @@ struct ResumablePlan {
     var location: String?
     var append: AppendPlan?
     var final: Final
+    /// ``ResumableBehaviour/withholdLastByte``: the append's last byte is dropped once it ended.
+    var withholdsLastByte = false
 }
 
 /// An append of the request body to a resource.
@@ -137,7 +139,11 @@ final class ResumableExchange {
             headers.add(name: "Upload-Offset", value: String(record.offset))
             return (201, headers, "")
         case .tusAppended:
-            headers.add(name: "Upload-Offset", value: String(record.offset))
+            var offset = record.offset
+            if plan.withholdsLastByte, kept > 0, let resource = plan.resource, let cut = store.withholdLastByte(of: resource) {
+                offset = cut
+            }
+            headers.add(name: "Upload-Offset", value: String(offset))
             return (204, headers, "")
         case .ietfCreated(let complete), .ietfAppended(let complete):
             var created = false

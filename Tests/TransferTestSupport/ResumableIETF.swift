@@ -117,7 +117,7 @@ extension ResumableUploadStore {
         guard let resource = storage.createResource(under: path, directory: directory, declaredLength: length) else {
             return fixed(500, [], "cannot create the upload's file")
         }
-        let location = request.origin + resource
+        let location = (request.behaviour.locationPrefix ?? request.origin) + resource
         var plan = ResumablePlan(
             tus: false, resource: resource, location: location,
             append: storage.appendPlan(

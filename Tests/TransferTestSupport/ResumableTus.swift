@@ -51,8 +51,10 @@ extension ResumableUploadStore {
                 }
                 let append = storage.appendPlan(
                     resource, under: path, label: "PATCH", start: offset, limit: held.record.declaredLength, request: request,
-                    rule: .atDeclaredLength)
-                return ResumablePlan(tus: true, resource: resource, append: append, final: .tusAppended)
+                    rule: request.behaviour.withholdsLastByte ? .never : .atDeclaredLength)
+                var plan = ResumablePlan(tus: true, resource: resource, append: append, final: .tusAppended)
+                plan.withholdsLastByte = request.behaviour.withholdsLastByte
+                return plan
             case .DELETE:
                 storage.terminate(resource)
                 storage.note(resource, "DELETE terminated")
@@ -85,6 +87,7 @@ extension ResumableUploadStore {
                     resource, under: path, label: "POST", start: 0, limit: length, request: request,
                     rule: .atDeclaredLength)
         return ResumablePlan(
-            tus: true, resource: resource, location: request.origin + resource, append: append, final: .tusCreated)
+            tus: true, resource: resource, location: (request.behaviour.locationPrefix ?? request.origin) + resource, append: append,
+            final: .tusCreated)
     }
 }

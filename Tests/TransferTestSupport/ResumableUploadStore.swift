@@ -91,6 +91,11 @@ final class ResumableUploadStore: Sendable {
         return .resource(path: parent, resource: path)
     }
 
+    /// Drops the last byte `resource` holds (``ResumableBehaviour/withholdLastByte``); the offset after, or nil.
+    func withholdLastByte(of resource: String) -> Int64? {
+        storage.withLock { $0.truncate(resource, by: 1) }
+    }
+
     /// Closes and deletes every held file (at server shutdown).
     func removeAll() {
         storage.withLock { storage in

@@ -236,13 +236,18 @@ public struct UploadTermination: Sendable {
     public var protocolUsed: UploadProtocol
     /// The job's own request headers (credentials among them), as its appends carried them.
     public var headers: [String: String]
+    /// The job's URL: its credentials go only to its origin (nil: to none).
+    public var jobURL: URL?
     public var logger: Logger
 
-    public init(jobID: String, resource: URL, protocolUsed: UploadProtocol, headers: [String: String], logger: Logger) {
+    public init(
+        jobID: String, resource: URL, protocolUsed: UploadProtocol, headers: [String: String], jobURL: URL?, logger: Logger
+    ) {
         self.jobID = jobID
         self.resource = resource
         self.protocolUsed = protocolUsed
         self.headers = headers
+        self.jobURL = jobURL
         self.logger = logger
     }
 }

@@ -2,18 +2,24 @@ import Foundation
 import TransferProtocol
 
 /// Once a second, on the delegate queue: fails transfers past their job's deadline and
-/// interrupts those slower than their low-speed limit over its whole window.
+/// interrupts those slower than their low-speed limit over its whole window; uploads as well
+/// (see `LimitsMonitor+Uploads.swift`).
 ///
 /// `@unchecked Sendable`: the timer is set up in init and only cancelled after.
 final class LimitsMonitor: @unchecked Sendable {
     private let ticker: any DispatchSourceTimer
 
-    init(runner: TransferRunner) {
+    init(runner: TransferRunner, uploads: UploadRunner) {
         ticker = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.engine.limits"))
         ticker.schedule(deadline: .now() + 1, repeating: 1)
-        ticker.setEventHandler { [weak runner] in
-            guard let runner else { return }
-            runner.queues.onDelegate { Self.check(runner, now: MonotonicClock.nanoseconds(), wallClock: Date()) }
+        ticker.setEventHandler { [weak runner, weak uploads] in
+            guard let runner, let uploads else { return }
+            runner.queues.onDelegate {
+                let now = MonotonicClock.nanoseconds()
+                let wallClock = Date()
+                Self.check(runner, now: now, wallClock: wallClock)
+                Self.check(uploads, now: now, wallClock: wallClock)
+            }
         }
         ticker.resume()
     }
@@ -32,13 +38,7 @@ final class LimitsMonitor: @unchecked Sendable {
 
     /// The limit a transfer exceeds, if any; restarts its low-speed window when that is over.
     private static func exceeded(_ context: TransferContext, now: UInt64, wallClock: Date) -> TransferFailure? {
-        if let deadline = context.request.deadline, wallClock >= deadline {
-            return .permanent(
-                JobError(
-                    code: .timeLimit,
-                    message: "the job ran out of time (its maximum time, max_time_seconds, ended at "
-                        + "\(WireCoding.formatTimestamp(deadline))); submit it again with a longer limit"))
-        }
+        if let deadline = context.request.deadline, wallClock >= deadline { return outOfTime(deadline) }
         let limits = context.request.limits
         guard limits.lowSpeedBytesPerSecond > 0 else { return nil }
         let elapsed = Double(now &- context.stallWindow.start) / 1e9
@@ -48,10 +48,24 @@ final class LimitsMonitor: @unchecked Sendable {
         let rate = Double(offset - context.stallWindow.offset) / elapsed
         context.stallWindow = (now, offset)
         guard rate < Double(limits.lowSpeedBytesPerSecond) else { return nil }
-        return .transient(
+        return tooSlow(context.request, rate: rate, elapsed: elapsed, verb: "sent")
+    }
+
+    /// The failure of a transfer past its deadline or maximum time: final.
+    static func outOfTime(_ deadline: Date) -> TransferFailure {
+        .permanent(
+            JobError(
+                code: .timeLimit,
+                message: "the job ran out of time (its maximum time, max_time_seconds, ended at "
+                    + "\(WireCoding.formatTimestamp(deadline))); submit it again with a longer limit"))
+    }
+
+    /// The failure of a transfer below its low-speed limit: another attempt may go faster.
+    static func tooSlow(_ request: TransferRequest, rate: Double, elapsed: Double, verb: String) -> TransferFailure {
+        .transient(
             JobError(
                 code: .tooSlow,
-                message: "\(context.request.url.host ?? "the server") sent \(Int64(rate)) bytes/s over \(Int(elapsed)) s, "
-                    + "below the low-speed limit of \(limits.lowSpeedBytesPerSecond) bytes/s (low_speed_bytes_per_second)"))
+                message: "\(request.url.host ?? "the server") \(verb) \(Int64(rate)) bytes/s over \(Int(elapsed)) s, "
+                    + "below the low-speed limit of \(request.limits.lowSpeedBytesPerSecond) bytes/s (low_speed_bytes_per_second)"))
     }
 }

@@ -41,7 +41,7 @@ public final class TransferEngine: TransferDriving {
         self.runner = runner
         let uploads = UploadRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, events: continuation)
         self.uploads = uploads
-        monitor = LimitsMonitor(runner: runner)
+        monitor = LimitsMonitor(runner: runner, uploads: uploads)
         self.hosts = hosts
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // No response cache (FoundationNetworking's would keep one under $HOME) and no cookies.

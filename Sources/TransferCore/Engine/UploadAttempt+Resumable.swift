@@ -106,9 +106,7 @@ extension UploadAttempt {
             return [.record(found, resource: nil, offset: 0)] + next()
         case .create:
             guard success else { return [refusal(response)] }
-            guard let location = response.location, let resource = URL(string: location, relativeTo: settings.url)?.absoluteURL,
-                resource.scheme == settings.url.scheme
-            else {
+            guard let location = response.location, let resource = Self.resolve(location: location, against: settings.url) else {
                 return [.fail(protocolError("answered the creation of the upload with \(response.status) but no usable Location"))]
             }
             let offset = response.uploadOffset ?? 0
@@ -148,11 +146,36 @@ extension UploadAttempt {
             let offset = response.uploadOffset ?? range.upperBound
             guard offset >= range.lowerBound, offset <= range.upperBound else { return [.fail(offsetError(offset))] }
             learn(resource: resource, offset: offset)
+            if Self.stalled(range, offset: offset) {
+                // Sending the same bytes again at once would loop as fast as the server answers: the
+                // attempt ends, and the retry policy's back-off and attempt limit decide what follows.
+                return [.retryLater(.transient(protocolError(
+                    "answered an append of bytes \(range.lowerBound)-\(range.upperBound - 1) with \(response.status) "
+                        + "but its Upload-Offset (\(offset)) did not advance")))]
+            }
             if protocolUsed == .tus, offset == settings.size {
                 return [.record(.tus, resource: resource, offset: offset), .complete(result(response, location: resource?.absoluteString))]
             }
             return [.record(protocolUsed ?? .tus, resource: resource, offset: offset)] + next()
         }
+    }
+
+    /// Whether a 2xx answer to an append of `range` that reports `offset` took none of its bytes.
+    static func stalled(_ range: Range<Int64>, offset: Int64) -> Bool {
+        !range.isEmpty && offset <= range.lowerBound
+    }
+
+    /// The upload resource a creation's `Location` names: absolute, scheme-relative (`//host/…`) or
+    /// relative, resolved against the request's URL. nil when it is not a URL of the request's own
+    /// scheme (no downgrade from https, nothing but http and https). Whether the daemon may contact
+    /// its host is for the host rules, checked before every request.
+    static func resolve(location: String, against base: URL) -> URL? {
+        let text = location.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, let resolved = URL(string: text, relativeTo: base)?.absoluteURL,
+            resolved.scheme?.lowercased() == base.scheme?.lowercased(), HTTPScheme.isAllowed(resolved),
+            let host = resolved.host(percentEncoded: false), !host.isEmpty
+        else { return nil }
+        return resolved
     }
 
     private func protocolError(_ what: String) -> JobError {

@@ -16,6 +16,8 @@ final class UploadContext: @unchecked Sendable {
         case cancelling
         /// Stopped for shutdown: the upload starts again after the restart.
         case stopping
+        /// Stopped by the engine (a time limit, the low-speed limit): the upload ends with this failure.
+        case failing(TransferFailure)
     }
 
     struct Control {
@@ -38,6 +40,11 @@ final class UploadContext: @unchecked Sendable {
     var pacer = RatePacer()
     /// Set once the upload sends the whole file in one request: then a rate limit cannot be held.
     let sendsWholeFile = Atomic<Bool>(false)
+    /// The origins this attempt's host rules allowed (delegate queue only): each other URL is
+    /// checked before its first request, so that a `Location` is judged like the job's URL.
+    var admittedOrigins: Set<HTTPOrigin> = []
+    /// The low-speed limit's window: when it began and the bytes the server held then (delegate queue only).
+    var stallWindow: (start: UInt64, bytes: Int64)?
 
     init(request: TransferRequest, plan: UploadPlan, attempt: UploadAttempt) {
         self.request = request
@@ -53,6 +60,9 @@ final class UploadContext: @unchecked Sendable {
         base.store(offset, ordering: .relaxed)
         _ = firstBase.compareExchange(expected: -1, desired: offset, ordering: .relaxed)
     }
+
+    /// Bytes of the file the server holds or is being sent now.
+    var bytesSoFar: Int64 { base.load(ordering: .relaxed) + sent.load(ordering: .relaxed) }
 
     /// Moves to `phase` unless it already left `active`; cancels the request. Returns whether it moved.
     func stop(as phase: Phase) -> Bool {

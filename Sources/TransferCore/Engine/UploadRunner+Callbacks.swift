@@ -47,8 +47,8 @@ extension UploadRunner {
         guard let context = unregister(task: task.taskIdentifier) else { return }
         context.control.withLock { $0.task = nil }
         switch context.phase {
-        case .cancelling, .stopping:
-            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+        case .cancelling, .stopping, .failing:
+            endInactive(context)
         case .active:
             let failure = error.map { FailureClassifier.network($0, url: context.request.url, idleTimeout: context.request.limits.idleTimeout) }
             perform(context.attempt.requestEnded(failure), context)

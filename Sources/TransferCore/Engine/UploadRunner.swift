@@ -116,7 +116,9 @@ final class UploadRunner: @unchecked Sendable {
             }
             guard let session = self.session else { return }
             let request = UploadAttempt.termination(of: termination.resource, termination.protocolUsed)
-            let urlRequest = Self.urlRequest(request, headers: termination.headers, idleTimeout: self.configuration.idleTimeout)
+            let headers = termination.jobURL.map { Self.credentials(termination.headers, for: termination.resource, jobURL: $0) }
+                ?? Self.withoutCredentials(termination.headers)
+            let urlRequest = Self.urlRequest(request, headers: headers, idleTimeout: self.configuration.idleTimeout)
             let task = session.dataTask(with: urlRequest)
             task.taskDescription = termination.jobID
             task.resume()
@@ -224,10 +226,11 @@ final class UploadRunner: @unchecked Sendable {
         StoppedTransfer(bytes: context.attempt.keptBytes, validator: nil, totalBytes: context.plan.size)
     }
 
-    /// Sends one request of the upload. A segment of the file is read on the I/O queue first,
+    /// Sends one request of the upload, its URL admitted by the host rules (`send`, in
+    /// `UploadRunner+Hosts.swift`, checks first). A segment of the file is read on the I/O queue first,
     /// into one bounded `Data`: FoundationNetworking sends it with `Content-Length`, and never
     /// reads the file itself after the request ended.
-    private func send(_ request: UploadAttempt.Request, _ context: UploadContext) {
+    func sendAdmitted(_ request: UploadAttempt.Request, _ context: UploadContext) {
         guard case .range(let range) = request.body else {
             if request.body == .wholeFile { context.sendsWholeFile.store(true, ordering: .relaxed) }
             begin(request, body: nil, context)
@@ -260,13 +263,13 @@ final class UploadRunner: @unchecked Sendable {
     private func appendWhenPaced(_ request: UploadAttempt.Request, _ range: Range<Int64>, _ context: UploadContext, at due: UInt64) {
         queues.assertOnDelegate()
         guard context.phase == .active else {
-            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+            endInactive(context)
             return
         }
         let now = MonotonicClock.nanoseconds()
         guard now < due, rates.rate(for: context.request.jobID) != nil else {
             context.pacer.requestSent(at: now, offset: range.lowerBound)
-            send(request, context)
+            sendAdmitted(request, context)
             return
         }
         queues.io.asyncAfter(deadline: .now() + .nanoseconds(Int(min(due - now, 100_000_000)))) {
@@ -277,7 +280,7 @@ final class UploadRunner: @unchecked Sendable {
     private func begin(_ request: UploadAttempt.Request, body: Data?, _ context: UploadContext) {
         queues.assertOnDelegate()
         guard let session else {
-            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+            endInactive(context)
             return
         }
         let urlRequest = Self.urlRequest(request, for: context)
@@ -298,7 +301,7 @@ final class UploadRunner: @unchecked Sendable {
         }
         if !sent {
             _ = state.withLock { $0.byTask.removeValue(forKey: task.taskIdentifier) }
-            end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+            endInactive(context)
         }
     }
 
@@ -306,7 +309,8 @@ final class UploadRunner: @unchecked Sendable {
     /// digests, the resumable protocol's fields). FoundationNetworking adds Content-Length from
     /// the body's size.
     static func urlRequest(_ request: UploadAttempt.Request, for context: UploadContext) -> URLRequest {
-        var urlRequest = urlRequest(request, headers: context.request.headers, idleTimeout: context.request.limits.idleTimeout)
+        let headers = credentials(context.request.headers, for: request.url, jobURL: context.request.url)
+        var urlRequest = urlRequest(request, headers: headers, idleTimeout: context.request.limits.idleTimeout)
         if request.body == .wholeFile, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
             urlRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         }
@@ -346,6 +350,19 @@ final class UploadRunner: @unchecked Sendable {
         }
         return data
     }
+
+    /// Ends an upload that left the active phase between or during requests: stopped (a pause, a
+    /// cancel, shutdown), or failed by a limit the engine enforces.
+    func endInactive(_ context: UploadContext) {
+        if case .failing(let failure) = context.phase {
+            perform([failure.retryable ? .retryLater(failure) : .fail(failure.error)], context)
+            return
+        }
+        end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+    }
+
+    /// The uploads running now.
+    var running: [UploadContext] { state.withLock { Array($0.byJob.values) } }
 
     /// Reports how the upload ended and forgets it.
     func end(_ context: UploadContext, _ event: EngineEvent) {

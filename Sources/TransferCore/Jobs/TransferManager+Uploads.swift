@@ -119,7 +119,9 @@ extension TransferManager {
             let resource = URL(string: text)
         else { return }
         engine.terminateUpload(
-            UploadTermination(jobID: job.id, resource: resource, protocolUsed: used, headers: job.headers, logger: logger(forJob: job.id)))
+            UploadTermination(
+                jobID: job.id, resource: resource, protocolUsed: used, headers: job.headers, jobURL: URL(string: job.url),
+                logger: logger(forJob: job.id)))
     }
 
     /// At start-up: keeps the copies of unfinished uploads and removes every other spool file.
