@@ -79,6 +79,9 @@ public struct Job: Codable, Hashable, Sendable {
     public var sha256: String?
     /// The URL the last answer came from, when redirects led elsewhere (credentials removed).
     public var finalUrl: String?
+    /// The content coding the server sent the body in although asked for `identity` (`gzip`…):
+    /// the file holds the bytes as sent, as curl and wget save them.
+    public var contentEncoding: String?
     public var overwrite: Bool
     /// The names of the request headers the job sends; their values stay private.
     public var headerNames: [String]

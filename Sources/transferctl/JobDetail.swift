@@ -40,6 +40,9 @@ struct JobDetail {
         if let expected = job.expectedSha256 { fields.append(("expected sha256", expected)) }
         if let expected = job.expectedSize { fields.append(("expected size", Self.bytesText(expected))) }
         if let finalURL = job.finalUrl { fields.append(("final url", TerminalText.printable(finalURL))) }
+        if let coding = job.contentEncoding {
+            fields.append(("encoding", "\(TerminalText.printable(coding)): the file is the bytes as the server sent them"))
+        }
         if !job.headerNames.isEmpty {
             fields.append(("headers", job.headerNames.map(TerminalText.printable).joined(separator: ", ")))
         }

@@ -51,6 +51,26 @@ import TransferProtocol
         #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.destination("a"))) == Data(Self.body))
     }
 
+    /// A .tar.gz served with `Content-Encoding: gzip`: saved as sent, byte for byte what curl saves.
+    @Test func archiveServedWithContentEncodingIsSavedAsSent() async throws {
+        let (daemon, nginx) = try await started()
+        defer { nginx.stop(); daemon.cleanUp() }
+        try nginx.serve(Self.body, at: "coded/a.tar")
+        let gzip = try await offTheTestThreads { try runProcess("/bin/gzip", ["-k", nginx.root + "/coded/a.tar"]) }
+        #expect(gzip.status == 0)
+        let job = try daemon.submit(nginx.url("coded/a.tar.gz"), to: daemon.destination("a.tar.gz"))
+        let ended = try await daemon.waitForTerminal(job.id, seconds: 30)
+        #expect(ended.state == .completed, "\(ended.error?.message ?? "")")
+        #expect(ended.contentEncoding == "gzip")
+        let curl = try await offTheTestThreads {
+            try runProcess("/usr/bin/curl", ["-sS", "-o", daemon.destination("curl.tar.gz"), nginx.url("coded/a.tar.gz")])
+        }
+        #expect(curl.status == 0)
+        let saved = try Data(contentsOf: URL(fileURLWithPath: daemon.destination("a.tar.gz")))
+        #expect(saved == (try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/coded/a.tar.gz"))))
+        #expect(saved == (try Data(contentsOf: URL(fileURLWithPath: daemon.destination("curl.tar.gz")))))
+    }
+
     @Test func untrustedCertificateFailsAsTLSOnTheFirstAttempt() async throws {
         let (daemon, nginx) = try await started()
         defer { nginx.stop(); daemon.cleanUp() }

@@ -27,6 +27,16 @@ typedef struct CFURLSessionEasyCode {
 /// same name (see curl_pause.c).
 CFURLSessionEasyCode CFURLSessionEasyHandleSetPauseState(void *handle, int send, int receive);
 
+/// A libcurl option's number, as FoundationNetworking passes it (its CFURLSessionOption).
+typedef struct CFURLSessionOption {
+    int value;
+} CFURLSessionOption;
+
+/// Sets a long option of a libcurl easy handle, keeping content decoding off: a body is kept as
+/// the server sent it. Takes the place of FoundationNetworking's call of the same name (see
+/// curl_decoding.c).
+CFURLSessionEasyCode CFURLSession_easy_setopt_long(void *handle, CFURLSessionOption option, long value);
+
 /// CRC-32C of `count` bytes, continuing `crc` (0 to start); uses the processor's instruction where
 /// there is one (see crc32c.c).
 uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);

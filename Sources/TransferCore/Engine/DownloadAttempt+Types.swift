@@ -59,6 +59,7 @@ extension DownloadAttempt {
         var validator: String?
         var startOffset: Int64
         var finalURL: URL?
+        var contentEncoding: String? = nil
     }
 
     /// One request to send.

@@ -30,6 +30,8 @@ struct DownloadAttempt: Sendable {
     private(set) var announcedDigest: AnnouncedDigest?
     /// Where the last redirect led, when the answer came from elsewhere than the job's URL.
     private(set) var finalURL: URL?
+    /// The content coding of the bytes as sent, when the server used one (nil: identity).
+    private(set) var contentEncoding: String?
     private(set) var ending: Ending?
     /// The status of the current request's answer; 0 before it.
     private(set) var status = 0
@@ -219,9 +221,9 @@ struct DownloadAttempt: Sendable {
             return refuse(.untrustedLength(host: host, problem: problem))
         }
         if let url = response.url, url != settings.url { finalURL = url }
-        if let encoding = response.contentEncoding?.lowercased(), encoding != "identity" {
-            return refuse(.contentEncoding(encoding))
-        }
+        // A content coding sent although `identity` was asked for: the file is the bytes as sent
+        // (libcurl does not decode them, see curl_decoding.c), as curl and wget save them.
+        contentEncoding = ContentCoding.named(response.contentEncoding)
         var actions: [Action] = []
         switch response.status {
         case 200:
@@ -278,7 +280,7 @@ struct DownloadAttempt: Sendable {
         // Report the first answer, and any that changes what a resume depends on.
         if !reportedResponse || answered != validator || offset == 0 || response.status == 200 {
             reportedResponse = true
-            actions.append(.report(Report(totalBytes: totalBytes, validator: answered, startOffset: offset, finalURL: finalURL)))
+            actions.append(.report(Report(totalBytes: totalBytes, validator: answered, startOffset: offset, finalURL: finalURL, contentEncoding: contentEncoding)))
         }
         validator = answered
         return actions + [.acceptBody]

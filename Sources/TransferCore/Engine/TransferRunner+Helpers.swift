@@ -126,10 +126,10 @@ extension TransferRunner {
         else { return .cancel }
         if (100...199).contains(answer.status), answer.status != 101 { return .allow }
         let range = ContentRange(answer.contentRange)
-        let encoding = answer.contentEncoding?.lowercased()
         let fits =
             answer.status == 206 && range?.start == helper.offset && range?.end == helper.end - 1 && range?.total == fetch.plan.total
-            && answer.validator != nil && answer.validator == context.attempt.validator && (encoding == nil || encoding == "identity")
+            && answer.validator != nil && answer.validator == context.attempt.validator
+            && ContentCoding.named(answer.contentEncoding) == context.attempt.contentEncoding
             && answer.contentLength.map { ContentLength.conflict($0) == nil } != false
         guard fits else {
             // A transient status (503…) ends this helper only; any other answer ends them all.

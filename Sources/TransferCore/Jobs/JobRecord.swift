@@ -42,6 +42,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// Where redirects led, credentials removed.
     /// (Spelled so that its snake_case key, `final_url`, reads back into it.)
     public var finalUrl: String?
+    /// The content coding of the bytes the file holds, when the server sent one although asked for
+    /// `identity`: the file is the bytes as sent.
+    public var contentEncoding: String?
     /// Attempts that failed in a row without getting further into the file than any before.
     public var failuresInARow: Int?
     /// The most bytes any attempt had durable: an attempt that gets further resets `failuresInARow`.
@@ -128,6 +131,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withPriority(priorityClass)
             .withLimitRate(limitRate)
             .withSegments(segments)
+            .withContentEncoding(contentEncoding)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -172,6 +176,12 @@ public enum PartialPath {
 
 extension Job {
     /// The job with the connections it asked for, when more than one.
+    func withContentEncoding(_ coding: String?) -> Job {
+        var job = self
+        job.contentEncoding = coding
+        return job
+    }
+
     func withSegments(_ segments: Int?) -> Job {
         var job = self
         job.segments = (segments ?? 1) > 1 ? segments : nil

@@ -5,7 +5,8 @@ import Glibc
 
 /// A real nginx, started by a test in its own directory: plain HTTP and TLS (HTTP/2) on loopback
 /// ports of its own, with a certificate from a CA the test makes with openssl, a directory served
-/// as is, and `/private/` behind `auth_basic` (user `user`, password `secret`).
+/// as is, `/private/` behind `auth_basic` (user `user`, password `secret`), and `/coded/` whose
+/// answers say `Content-Encoding: gzip` (the misconfiguration that serves a .tar.gz so).
 final class Nginx: @unchecked Sendable {
     // @unchecked: every property is set in init; `process` is only read afterwards.
     let directory: String
@@ -29,6 +30,7 @@ final class Nginx: @unchecked Sendable {
         root = directory + "/www"
         caFile = directory + "/ca.pem"
         try FileManager.default.createDirectory(atPath: root + "/private", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/coded", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         try Self.makeCertificates(in: directory)
         let hash = try runProcess("/usr/bin/openssl", ["passwd", "-apr1", Self.password])
@@ -47,6 +49,7 @@ final class Nginx: @unchecked Sendable {
                 listen 127.0.0.1:\(httpPort);
                 root \(root);
                 location /private/ { auth_basic "transferd tests"; auth_basic_user_file \(d)/htpasswd; }
+                location /coded/ { add_header Content-Encoding gzip; }
               }
               server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;

@@ -176,7 +176,6 @@ struct DownloadAttemptTests {
         let cases: [(DownloadAttempt.Response?, JobErrorCode)] = [
             (nil, .protocolViolation),
             (.init(status: 200, contentLength: "12, 5"), .protocolViolation),
-            (.init(status: 200, contentEncoding: "gzip"), .contentEncoding),
             (.init(status: 200, expectedContentLength: 9), .sizeMismatch),
         ]
         for (response, code) in cases {
@@ -185,6 +184,18 @@ struct DownloadAttemptTests {
             #expect(!attempt.acceptsBody)
             #expect(Self.failure(attempt.requestEnded(nil))! == (code, false))
         }
+    }
+
+    /// A coding sent although `identity` was asked for: the body is kept as sent, and reported.
+    @Test func aContentCodingIsKeptAsSent() {
+        var (attempt, _) = Self.started(expectedSize: nil)
+        let actions = attempt.respond(.init(status: 200, contentEncoding: " GZip"))
+        #expect(attempt.acceptsBody)
+        #expect(attempt.contentEncoding == "gzip")
+        #expect(actions.contains { if case .report(let report) = $0 { return report.contentEncoding == "gzip" } else { return false } })
+        var (identity, _) = Self.started(expectedSize: nil)
+        _ = identity.respond(.init(status: 200, contentEncoding: "identity"))
+        #expect(identity.contentEncoding == nil)
     }
 
     @Test func tooLittleFreeSpaceWaitsAndRetries() {
