@@ -1,0 +1,31 @@
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's open-file limit. systemd starts services with a soft `RLIMIT_NOFILE` of 1,024 and
+/// a hard one of 524,288, and expects a program that needs more to raise the soft limit itself.
+/// transferd does, at start: its connections, transfers and journal all hold descriptors, and
+/// running out is not survivable (libdispatch stops the process when its pool monitor cannot open
+/// `/proc`, and a failed accept turns clients away).
+enum DescriptorLimit {
+    /// Raises the soft limit to the hard one; logs at debug what it did, and why not when it could
+    /// not (a seccomp filter without `setrlimit`: the unit's `LimitNOFILE=` applies then).
+    static func raise(logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        guard limit.rlim_cur < limit.rlim_max else {
+            logger.debug("open-file limit", metadata: ["soft": "\(limit.rlim_cur)", "hard": "\(limit.rlim_max)"])
+            return
+        }
+        let before = limit.rlim_cur
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 {
+            logger.debug("raised the open-file limit to the hard limit", metadata: ["from": "\(before)", "to": "\(raised.rlim_cur)"])
+        } else {
+            logger.debug(
+                "cannot raise the open-file limit", metadata: ["soft": "\(before)", "hard": "\(limit.rlim_max)", "error": "\(String(cString: strerror(errno)))"])
+        }
+    }
+}
