@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's open-file limit: raised at start, and running out of descriptors neither stops a
+/// listener nor floods the log.
+@Suite("Descriptor limits")
+struct DescriptorLimitTests {
+    @Test func theDaemonRaisesItsSoftOpenFileLimitToTheHardLimit() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        // As systemd starts a service: soft 1,024, a higher hard limit.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = [
+            "--nofile=1024:8192", "--", Binaries.transferd, "--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory,
+            "--config", daemon.configPath,
+        ]
+        process.environment = TestDaemon.environment([:])
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try await waitUntil("transferd to answer", seconds: 60) {
+            (try? ControlClient(socketPath: daemon.socketPath).call(Version.self, .init())) != nil
+        }
+        #expect(RawSocket.descriptorLimit(of: process.processIdentifier) == 8192)
+    }
+
+    @Test func runningOutOfDescriptorsIsLoggedOnceAndTheControlSocketRecovers() async throws {
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let inUse = RawSocket.openDescriptors(of: daemon.pid)
+        #expect(RawSocket.limitDescriptors(of: daemon.pid, to: inUse + 16))
+
+        // Far more connections than the daemon has descriptors left: its accepts fail for a while.
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<60 {
+            if let fd = RawSocket.connectUnix(daemon.socketPath) { held.append(fd) }
+        }
+        try await waitUntil("the daemon to log that it cannot accept", seconds: 20) {
+            daemon.log.contains("cannot accept connections")
+        }
+        try await Task.sleep(for: .seconds(2))
+        for fd in held { close(fd) }
+        held = []
+
+        // Once the descriptors are back, the same listener serves again.
+        try await waitUntil("the control socket to answer again", seconds: 20) {
+            (try? ControlClient(socketPath: daemon.socketPath).call(Version.self, .init())) != nil
+        }
+        let log = daemon.log
+        let failures = log.components(separatedBy: "cannot accept connections").count - 1
+        #expect(failures == 1, "\(log)")
+        #expect(log.contains("listener=control"), "\(log)")
+        try await waitUntil("the daemon to log that it accepts again", seconds: 10) {
+            daemon.log.contains("accepting connections again")
+        }
+        #expect(daemon.process?.isRunning == true)
+    }
+}
