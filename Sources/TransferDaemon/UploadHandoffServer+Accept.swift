@@ -47,12 +47,12 @@ extension UploadHandoffServer {
         }
         let settings = configuration.current
         let uid = credentials.uid
-        switch open.admit(user: uid, limit: Self.maxOpenHandoffs, perUser: settings.maxUploadHandoffsPerUser) {
+        switch handoffs.admit(user: uid, limit: Self.maxOpenHandoffs, perUser: settings.maxUploadHandoffsPerUser) {
         case .admitted:
             let timeout = settings.uploadHandoffTimeoutSeconds
             let credentials = credentials
             let thread = Thread { [self] in
-                defer { open.release(user: uid) }
+                defer { handoffs.release(user: uid) }
                 serve(client, credentials: credentials, timeoutSeconds: timeout)
             }
             thread.name = "transferd.upload-handoff.client"

@@ -15,7 +15,8 @@ import Glibc
 /// spool and answers one JSON line with the copy's name, which the client then submits.
 ///
 /// Apart from the control socket because SwiftNIO reads stream sockets with `read(2)`, which
-/// drops passed descriptors: this socket is served with `recvmsg(2)` by a thread of its own. It
+/// drops passed descriptors: this socket is served with `recvmsg(2)` by threads of its own (one
+/// accepts, one serves each admitted client; see `UploadHandoffServer+Accept.swift`). It
 /// gets the control socket's group and mode, so exactly the users who may submit may hand over.
 final class UploadHandoffServer: Service, Sendable {
     let path: String
@@ -32,7 +33,7 @@ final class UploadHandoffServer: Service, Sendable {
     /// cannot take the threads the rest of the daemon needs.
     static let concurrentCopies = 8
     let copySlots = DispatchSemaphore(value: UploadHandoffServer.concurrentCopies)
-    let open = SharedConnectionSlots()
+    let handoffs = SharedConnectionSlots()
     let failures: AcceptFailureLog
     let configuration: LiveConfiguration
     /// Set when the daemon stops: the accept loop ends at its next connection.

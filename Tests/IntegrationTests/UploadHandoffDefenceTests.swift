@@ -42,9 +42,17 @@ struct UploadHandoffDefenceTests {
         var held: [Int32] = []
         defer { for fd in held { close(fd) } }
         for _ in 0..<80 {
-            if let fd = RawSocket.connectUnix(handoff) { held.append(fd) }
+            // A full listen backlog refuses a non-blocking connect: try again while the daemon
+            // accepts (a loaded machine may fall behind 80 connections made at once).
+            for _ in 0..<100 {
+                if let fd = RawSocket.connectUnix(handoff) {
+                    held.append(fd)
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
         }
-        #expect(held.count >= 70)
+        #expect(held.count == 80)
 
         let file = daemon.directory + "/theirs.bin"
         let content = TestContent(seed: 2002, size: 1 << 20)
@@ -54,7 +62,7 @@ struct UploadHandoffDefenceTests {
         let run = try await user.transferctl(["upload", file, server.url("/store"), "--socket", daemon.socketPath, "--json"])
         let took = ContinuousClock.now - started
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(took < .seconds(5), "the other user's upload took \(took)")
+        #expect(took < .seconds(10), "the other user's upload took \(took)")
         let job = try WireCoding.decoder().decode(Job.self, from: Data(run.stdout.utf8))
         #expect(try await daemon.waitForTerminal(job.id, seconds: 30).state == .completed)
         #expect(server.uploads(for: "/store").last?.sha256 == content.sha256Hex())
