@@ -45,7 +45,7 @@ package enum Daemon {
         LogDestination.detect(environment: environment).bootstrap(level: level)
         DaemonMetrics.bootstrap()
         let logger = Logger(label: "transferd")
-        DescriptorLimit.raise(logger: logger)
+        DescriptorLimit.check(DescriptorLimit.raise(logger: logger), configuration: configuration, logger: logger)
         let live = LiveConfiguration(configuration)
         let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy = { $0.hostPolicy(role, file: configSource) }
         let hosts = HostGuard(hostPolicy(configuration))
