@@ -1,31 +1,40 @@
 import Logging
 import NIOCore
 import Synchronization
+import TransferCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Whether a listener's `accept(2)` is failing for want of descriptors or memory, so that a run of
 /// such failures is logged once when it starts and once when it ends, not once per attempt (an
-/// accept loop retries many times a second). Decisions only; `AcceptFailureLog` logs them.
+/// accept loop retries many times a second). While descriptors are short, one that frees up now
+/// and then lets an accept through between failures: the run ends only at an accept
+/// `quietNanoseconds` after the last failure. Decisions only; `AcceptFailureLog` logs them.
 struct AcceptFailureEpisode: Sendable, Equatable {
+    static let quietNanoseconds: UInt64 = 5_000_000_000
+
     private(set) var failures = 0
+    private var lastFailure: UInt64 = 0
 
     /// The errors after which the listener keeps accepting once resources come back.
     static func isResourceShortage(_ code: Int32) -> Bool {
         code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM
     }
 
-    /// Counts a failed accept; true when it starts a run (log it).
-    mutating func failed() -> Bool {
+    /// Counts a failed accept at `now` (monotonic nanoseconds); true when it starts a run (log it).
+    mutating func failed(at now: UInt64) -> Bool {
         failures += 1
+        lastFailure = now
         return failures == 1
     }
 
-    /// Ends a run at a successful accept; the failures of the run that ended, if one did (log it).
-    mutating func accepted() -> Int? {
+    /// An accept at `now` ends a run that has been quiet long enough; the failures of the run that
+    /// ended, if one did (log it).
+    mutating func accepted(at now: UInt64) -> Int? {
+        guard failures > 0, now &- lastFailure >= Self.quietNanoseconds else { return nil }
         defer { failures = 0 }
-        return failures > 0 ? failures : nil
+        return failures
     }
 }
 
@@ -42,7 +51,7 @@ final class AcceptFailureLog: Sendable {
     }
 
     func failed(errno code: Int32) {
-        guard episode.withLock({ $0.failed() }) else { return }
+        guard episode.withLock({ $0.failed(at: MonotonicClock.nanoseconds()) }) else { return }
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         logger.warning(
@@ -53,7 +62,7 @@ final class AcceptFailureLog: Sendable {
     }
 
     func accepted() {
-        guard let failures = episode.withLock({ $0.accepted() }) else { return }
+        guard let failures = episode.withLock({ $0.accepted(at: MonotonicClock.nanoseconds()) }) else { return }
         logger.notice("accepting connections again", metadata: ["listener": "\(listener)", "failed_accepts": "\(failures)"])
     }
 }
