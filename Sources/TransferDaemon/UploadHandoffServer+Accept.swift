@@ -87,4 +87,18 @@ extension UploadHandoffServer {
         "nothing came over the upload socket within \(seconds) s of connecting (upload_handoff_timeout_seconds), so transferd closed "
             + "the connection: send the open file with SCM_RIGHTS as soon as you connect, as transferctl upload does"
     }
+
+    /// Whether this process has no descriptor free (what `dup` of `client` says).
+    static func outOfDescriptors(_ client: Int32) -> Bool {
+        let probe = dup(client)
+        guard probe < 0 else {
+            close(probe)
+            return false
+        }
+        return errno == EMFILE || errno == ENFILE
+    }
+
+    static let noDescriptorFree =
+        "transferd had no descriptor free to take the file (its open-file limit is reached): try again shortly; "
+        + "if it persists, raise LimitNOFILE= in its unit or lower max_connections and metrics_max_connections"
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TransferProtocol
+import TransferTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,5 +67,44 @@ struct DescriptorLimitTests {
             return daemon.log.contains("accepting connections again")
         }
         #expect(daemon.process?.isRunning == true)
+    }
+
+    @Test func theUploadSocketKeepsAcceptingAfterRunningOutOfDescriptors() async throws {
+        let server = try await TestHTTPServer.start()
+        server.acceptUploads("/store")
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        try await daemon.start()
+        let handoff = daemon.socketPath + ".upload"
+        let inUse = RawSocket.openDescriptors(of: daemon.pid)
+        let limit = try #require(RawSocket.descriptorLimit(of: daemon.pid))
+        #expect(RawSocket.limitDescriptorsSoftly(of: daemon.pid, to: inUse + 2))
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<40 {
+            if let fd = RawSocket.connectUnix(handoff) { held.append(fd) }
+        }
+        try await waitUntil("the daemon to log that the upload socket cannot accept", seconds: 20) {
+            daemon.log.contains("listener=\"upload hand-off\"") || daemon.log.contains("listener=upload hand-off")
+        }
+        for fd in held { close(fd) }
+        held = []
+        #expect(RawSocket.limitDescriptorsSoftly(of: daemon.pid, to: limit))
+
+        let file = daemon.directory + "/file.bin"
+        let content = TestContent(seed: 2004, size: 100_000)
+        try writeContent(content, to: file)
+        // The connections just closed give their hand-off slots back as their threads notice.
+        var uploaded: Job?
+        try await waitUntil("an upload to be taken", seconds: 20, interval: .milliseconds(200)) {
+            uploaded = try? await daemon.uploadJob(file, to: server.url("/store"))
+            return uploaded != nil
+        }
+        let job = try #require(uploaded)
+        #expect(try await daemon.waitForTerminal(job.id, seconds: 30).state == .completed)
+        #expect(server.uploads(for: "/store").last?.sha256 == content.sha256Hex())
+        let failures = daemon.log.components(separatedBy: "cannot accept connections").count - 1
+        #expect(failures == 1, "\(daemon.log)")
+        try await server.shutdown()
     }
 }

@@ -81,6 +81,11 @@ enum RawSocket {
         (try? runProcess("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(count):\(count)"]).status) == 0
     }
 
+    /// Sets only the soft open-file limit of `pid`, so that it can be raised again later.
+    static func limitDescriptorsSoftly(of pid: Int32, to count: Int) -> Bool {
+        (try? runProcess("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(count):"]).status) == 0
+    }
+
     /// The soft open-file limit of the running process `pid`, from `/proc/PID/limits`.
     static func descriptorLimit(of pid: Int32) -> Int? {
         guard let limits = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8) else { return nil }
