@@ -63,7 +63,7 @@ final class ControlServer: Service {
         }
         let previous = umask(0o177)
         defer { umask(previous) }
-        let server = try await bootstrap.bind(unixDomainSocketPath: path) { accept($0, configuration: configuration) }
+        let server = try await bootstrap(logger: logger).bind(unixDomainSocketPath: path) { accept($0, configuration: configuration) }
         if let problem = SocketGroup.apply(group, to: path, named: settings.socketGroup) {
             try? await server.channel.close()
             unlink(path)
@@ -76,14 +76,20 @@ final class ControlServer: Service {
     /// Serves on a listening socket systemd passed (socket activation). Its path and mode are the
     /// socket unit's business.
     static func adopt(descriptor: Int32, router: RequestRouter, configuration: LiveConfiguration, logger: Logger) async throws -> ControlServer {
-        let server = try await bootstrap.bind(descriptor) { accept($0, configuration: configuration) }
+        let server = try await bootstrap(logger: logger).bind(descriptor) { accept($0, configuration: configuration) }
         let path = server.channel.localAddress?.pathname ?? "(passed by systemd)"
         return ControlServer(server: server, path: path, ownsPath: false, router: router, configuration: configuration, logger: logger)
     }
 
-    private static var bootstrap: ServerBootstrap {
-        ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    private static func bootstrap(logger: Logger) -> ServerBootstrap {
+        let failures = AcceptFailureLog(listener: "control", logger: logger)
+        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 128)
+            // Out of descriptors, accept fails; SwiftNIO's AcceptBackoffHandler (after this one)
+            // retries a second later, and this logs once per run of failures.
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptFailureHandler(failures)) }
+            }
             // A client may send its request and shut down its write side (`socat`, `nc -N`):
             // keep the connection open to answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)

@@ -45,6 +45,7 @@ package enum Daemon {
         LogDestination.detect(environment: environment).bootstrap(level: level)
         DaemonMetrics.bootstrap()
         let logger = Logger(label: "transferd")
+        DescriptorLimit.check(DescriptorLimit.raise(logger: logger), configuration: configuration, logger: logger)
         let live = LiveConfiguration(configuration)
         let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy = { $0.hostPolicy(role, file: configSource) }
         let hosts = HostGuard(hostPolicy(configuration))
@@ -96,9 +97,10 @@ package enum Daemon {
                 try ControlSocket.prepare(path: socketPath, uid: uid, system: role.isSystem)
                 server = try await ControlServer.bind(path: socketPath, router: router, configuration: live, logger: logger)
             }
-            metricsListener = try await MetricsListener.bind(configuration.metricsListen, manager: manager)
+            metricsListener = try await MetricsListener.bind(configuration.metricsListen, configuration: live, manager: manager, logger: logger)
             if let passed = passedSockets?.upload {
-                handoff = UploadHandoffServer.adopt(descriptor: passed, controlSocket: server.path, spool: spool, logger: logger)
+                handoff = UploadHandoffServer.adopt(
+                    descriptor: passed, controlSocket: server.path, spool: spool, configuration: live, logger: logger)
             } else {
                 handoff = UploadHandoffServer.bind(controlSocket: server.path, spool: spool, configuration: live, logger: logger)
             }

@@ -48,6 +48,11 @@ extension DaemonConfiguration {
         // Read at each hand-off of a file to upload.
         applied.uploadSpoolBytesPerUser = new.uploadSpoolBytesPerUser
         applied.uploadSpoolBytesTotal = new.uploadSpoolBytesTotal
+        applied.maxUploadHandoffsPerUser = new.maxUploadHandoffsPerUser
+        applied.uploadHandoffTimeoutSeconds = new.uploadHandoffTimeoutSeconds
+        // Read at each connection the metrics listener accepts.
+        applied.metricsMaxConnections = new.metricsMaxConnections
+        applied.metricsIdleTimeoutSeconds = new.metricsIdleTimeoutSeconds
         // Read by each running transfer after each segment.
         applied.maxRate = new.maxRate
         applied.backgroundMaxRate = new.backgroundMaxRate

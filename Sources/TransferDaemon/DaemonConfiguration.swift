@@ -52,6 +52,13 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var allowedRoots = AllowedRoots(systemAllowedRoots)
     /// `HOST:PORT` to serve `GET /metrics` on; empty: no listener.
     package var metricsListen = ""
+    /// Connections the metrics listener serves at once, and how long one may stay idle.
+    package var metricsMaxConnections = 16
+    package var metricsIdleTimeoutSeconds = 30
+    /// Hand-offs of files to upload one user may have open at once, and how long a client may take
+    /// to pass its file.
+    package var maxUploadHandoffsPerUser = 4
+    package var uploadHandoffTimeoutSeconds = 5
     /// Bytes of files to upload the spool holds for one user, and for everyone.
     package var uploadSpoolBytesPerUser = 8 << 30
     package var uploadSpoolBytesTotal = 32 << 30
@@ -83,6 +90,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "upload_spool_bytes_per_user", "upload_spool_bytes_total", "upload_response_body_bytes",
         "max_connections_per_host", "segments",
         "max_rate", "background_max_rate", "rate_windows",
+        "metrics_max_connections", "metrics_idle_timeout_seconds", "max_upload_handoffs_per_user", "upload_handoff_timeout_seconds",
     ]
 
     var core: CoreConfiguration {
@@ -292,6 +300,10 @@ extension DaemonConfiguration {
         config.maxRequestBytes = try int("max_request_bytes", config.maxRequestBytes, 1024...(64 << 20))
         config.maxConnectionsPerUser = try int("max_connections_per_user", config.maxConnectionsPerUser, 1...65536)
         config.maxJobsPerUser = try int("max_jobs_per_user", config.maxJobsPerUser, 1...10_000_000)
+        config.metricsMaxConnections = try int("metrics_max_connections", config.metricsMaxConnections, 1...1024)
+        config.metricsIdleTimeoutSeconds = try int("metrics_idle_timeout_seconds", config.metricsIdleTimeoutSeconds, 1...3600)
+        config.maxUploadHandoffsPerUser = try int("max_upload_handoffs_per_user", config.maxUploadHandoffsPerUser, 1...UploadHandoffServer.maxOpenHandoffs)
+        config.uploadHandoffTimeoutSeconds = try int("upload_handoff_timeout_seconds", config.uploadHandoffTimeoutSeconds, 1...300)
         // The request object and its params are two levels; no request of the protocol needs more than four.
         config.maxJsonDepth = try int("max_json_depth", config.maxJsonDepth, 4...512)
         guard config.rootReservedConnections < config.maxConnections else {

@@ -52,20 +52,37 @@ final class MetricsListener: Service {
     }
 
     /// Listens on `listen` (`metrics_listen`); nil when it is empty.
-    static func bind(_ listen: String, manager: TransferManager) async throws -> MetricsListener? {
+    ///
+    /// Each connection costs a descriptor, so they are bounded as the control socket's are: one
+    /// beyond `metrics_max_connections` gets a `503` and is closed at once, and one that reads or
+    /// sends nothing for `metrics_idle_timeout_seconds` is closed (Prometheus reconnects).
+    static func bind(_ listen: String, configuration: LiveConfiguration, manager: TransferManager, logger: Logger) async throws -> MetricsListener? {
         guard !listen.isEmpty else { return nil }
         guard let address = MetricsListenAddress(listen) else {
             throw ConfigurationError(description: "metrics_listen is '\(listen.prefix(100))': expected \(MetricsListenAddress.expected)")
         }
+        let slots = SharedConnectionSlots()
+        let failures = AcceptFailureLog(listener: "metrics", logger: logger)
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 64)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        // Out of descriptors, accept fails: wait a second and try again (the
+                        // listener stays up), logging once per run of failures.
+                        try channel.pipeline.syncOperations.addHandler(AcceptFailureHandler(failures))
+                        try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false))
+                    }
+                }
+                // Requests are a few hundred bytes: small reads bound what a client that pipelines
+                // requests makes the daemon decode and hold before it stops reading.
+                .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 4096))
+                .childChannelOption(.maxMessagesPerRead, value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(MetricsHTTPHandler(manager: manager))
+                        try Self.setUp(channel, slots: slots, settings: configuration.current, manager: manager)
                     }
                 }
                 .bind(host: address.host, port: address.port)
@@ -86,70 +103,23 @@ final class MetricsListener: Service {
         return MetricsListener(channel: channel, address: bound.description)
     }
 
+    /// Sets up an accepted connection: a refusal beyond the limit, else HTTP with an idle timeout.
+    private static func setUp(_ channel: any Channel, slots: SharedConnectionSlots, settings: DaemonConfiguration, manager: TransferManager) throws {
+        let limit = settings.metricsMaxConnections
+        guard slots.admit(user: nil, limit: limit) == .admitted else {
+            try channel.pipeline.syncOperations.addHandler(MetricsRefusalHandler(limit: limit))
+            return
+        }
+        channel.closeFuture.whenComplete { _ in slots.release(user: nil) }
+        let idle = TimeAmount.seconds(Int64(settings.metricsIdleTimeoutSeconds))
+        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: idle))
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+        try channel.pipeline.syncOperations.addHandler(MetricsHTTPHandler(manager: manager))
+    }
+
     func run() async throws {
         // Serves on the event loops until the daemon stops.
         try? await gracefulShutdown()
         try? await channel.close()
-    }
-}
-
-/// Answers one HTTP connection: `GET` or `HEAD /metrics` with the text format; 404 elsewhere, 405
-/// for other methods.
-final class MetricsHTTPHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private let manager: TransferManager
-    private var request: HTTPRequestHead?
-
-    init(manager: TransferManager) {
-        self.manager = manager
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            request = head
-        case .body:
-            break
-        case .end:
-            guard let head = request else { return }
-            request = nil
-            respond(to: head, context: context)
-        }
-    }
-
-    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        guard head.method == .GET || head.method == .HEAD else {
-            send(head, .methodNotAllowed, "transferd serves its metrics to GET /metrics\n", extra: [("Allow", "GET, HEAD")], context: context)
-            return
-        }
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        guard path == "/metrics" else {
-            send(head, .notFound, "transferd serves its metrics at /metrics\n", context: context)
-            return
-        }
-        let manager = self.manager
-        let text = context.eventLoop.makePromise(of: String.self)
-        text.completeWithTask { await DaemonMetrics.scrape(manager) }
-        text.futureResult.assumeIsolated().whenSuccess { text in
-            self.send(head, .ok, text, contentType: DaemonMetrics.contentType, context: context)
-        }
-    }
-
-    private func send(
-        _ head: HTTPRequestHead, _ status: HTTPResponseStatus, _ body: String, contentType: String = "text/plain; charset=utf-8",
-        extra: [(String, String)] = [], context: ChannelHandlerContext
-    ) {
-        let keepAlive = head.isKeepAlive
-        var headers = HTTPHeaders([("Content-Type", contentType), ("Content-Length", "\(body.utf8.count)")] + extra)
-        if !keepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-        if head.method != .HEAD {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-            if !keepAlive { context.close(promise: nil) }
-        }
     }
 }

@@ -15,30 +15,40 @@ import Glibc
 /// spool and answers one JSON line with the copy's name, which the client then submits.
 ///
 /// Apart from the control socket because SwiftNIO reads stream sockets with `read(2)`, which
-/// drops passed descriptors: this socket is served with `recvmsg(2)` by a thread of its own. It
+/// drops passed descriptors: this socket is served with `recvmsg(2)` by threads of its own (one
+/// accepts, one serves each admitted client; see `UploadHandoffServer+Accept.swift`). It
 /// gets the control socket's group and mode, so exactly the users who may submit may hand over.
 final class UploadHandoffServer: Service, Sendable {
     let path: String
     /// The control socket whose group and mode this socket follows.
     let controlSocket: String
-    private let fd: Int32
-    private let spool: Spool
-    private let logger: Logger
-    /// How long a client may take to send its descriptor or read the answer.
-    static let clientTimeoutSeconds = 30
-    /// Hand-offs served at once; more wait in the listen backlog, so that clients which connect
-    /// and say nothing cannot tie up the threads the rest of the daemon needs.
-    static let concurrentHandoffs = 8
-    private let slots = DispatchSemaphore(value: UploadHandoffServer.concurrentHandoffs)
+    let fd: Int32
+    let spool: Spool
+    let logger: Logger
+    /// Hand-offs open at once, whoever they belong to (each holds a thread and a descriptor).
+    /// `max_upload_handoffs_per_user` bounds one user's share, `upload_handoff_timeout_seconds`
+    /// how long a client may keep one without passing its file.
+    static let maxOpenHandoffs = 64
+    /// Spool copies made at once; more wait for a turn, so that big files handed over together
+    /// cannot take the threads the rest of the daemon needs.
+    static let concurrentCopies = 8
+    let copySlots = DispatchSemaphore(value: UploadHandoffServer.concurrentCopies)
+    let handoffs = SharedConnectionSlots()
+    let failures: AcceptFailureLog
+    let configuration: LiveConfiguration
     /// Set when the daemon stops: the accept loop ends at its next connection.
-    private let stopping = Atomic<Bool>(false)
+    let stopping = Atomic<Bool>(false)
 
     /// Whether the daemon made the socket file (and so follows the control socket's group and
     /// mode, and removes it at the end) rather than systemd.
     private let ownsPath: Bool
 
-    private init(path: String, controlSocket: String, fd: Int32, spool: Spool, logger: Logger, ownsPath: Bool = true) {
+    private init(
+        path: String, controlSocket: String, fd: Int32, spool: Spool, configuration: LiveConfiguration, logger: Logger, ownsPath: Bool = true
+    ) {
         self.ownsPath = ownsPath
+        self.configuration = configuration
+        failures = AcceptFailureLog(listener: "upload hand-off", logger: logger)
         self.path = path
         self.controlSocket = controlSocket
         self.fd = fd
@@ -91,14 +101,17 @@ final class UploadHandoffServer: Service, Sendable {
             unlink(path)
             return unavailable(why)
         }
-        return UploadHandoffServer(path: path, controlSocket: controlSocket, fd: fd, spool: spool, logger: logger)
+        return UploadHandoffServer(path: path, controlSocket: controlSocket, fd: fd, spool: spool, configuration: configuration, logger: logger)
     }
 
     /// The upload socket systemd passed (the socket unit's `ListenStream=….upload`): systemd owns
     /// its path, group and mode.
-    static func adopt(descriptor: Int32, controlSocket: String, spool: Spool, logger: Logger) -> UploadHandoffServer {
+    static func adopt(
+        descriptor: Int32, controlSocket: String, spool: Spool, configuration: LiveConfiguration, logger: Logger
+    ) -> UploadHandoffServer {
         let path = SocketActivation.boundPath(of: descriptor) ?? UploadHandoff.socketPath(forControlSocket: controlSocket)
-        return UploadHandoffServer(path: path, controlSocket: controlSocket, fd: descriptor, spool: spool, logger: logger, ownsPath: false)
+        return UploadHandoffServer(
+            path: path, controlSocket: controlSocket, fd: descriptor, spool: spool, configuration: configuration, logger: logger, ownsPath: false)
     }
 
     func run() async throws {
@@ -152,52 +165,34 @@ final class UploadHandoffServer: Service, Sendable {
         if mine.st_mode & 0o777 != control.st_mode & 0o777 { chmod(path, control.st_mode & 0o777) }
     }
 
-    private func acceptLoop() {
-        while true {
-            slots.wait()
-            let client = cdescriptorpassing_accept(fd)
-            if stopping.load(ordering: .sequentiallyConsistent) {
-                if client >= 0 { close(client) }
-                slots.signal()
-                return
-            }
-            if client < 0 {
-                slots.signal()
-                switch errno {
-                case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    usleep(50_000)
-                    continue
-                default: return
-                }
-            }
-            DispatchQueue.global().async {
-                defer { self.slots.signal() }
-                self.serve(client)
-            }
-        }
-    }
-
-    /// One hand-off: the peer's uid from the kernel, its descriptor and the file's name, the
-    /// copy, and the answer.
-    private func serve(_ client: Int32) {
+    /// One hand-off of an admitted client (`credentials` from the kernel): its descriptor and the
+    /// file's name, the copy, and the answer. A client that passes nothing within
+    /// `upload_handoff_timeout_seconds` is told so and closed.
+    func serve(_ client: Int32, credentials: PeerCredentials, timeoutSeconds: Int) {
         defer { close(client) }
-        var timeout = timeval(tv_sec: Self.clientTimeoutSeconds, tv_usec: 0)
+        var timeout = timeval()
+        timeout.tv_sec = timeoutSeconds
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var credentials = PeerCredentials()
-        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
-        guard getsockopt(client, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return }
         var buffer = [UInt8](repeating: 0, count: 4096)
         var descriptor: Int32 = -1
         let received = buffer.withUnsafeMutableBytes { cdescriptorpassing_receive(client, $0.baseAddress, $0.count, &descriptor) }
+        let receiveError = errno
         let reply: UploadHandoff.Reply
-        if descriptor < 0 {
+        if received < 0, receiveError == EAGAIN || receiveError == EWOULDBLOCK {
+            reply = UploadHandoff.Reply(error: RPCError(.limitExceeded, Self.timedOut(seconds: timeoutSeconds)))
+            logger.debug("upload hand-off closed: nothing came in time", metadata: ["uid": "\(credentials.uid)", "seconds": "\(timeoutSeconds)"])
+        } else if descriptor < 0, received > 0, Self.outOfDescriptors(client) {
+            // The kernel drops a passed descriptor it cannot install: the client did send one.
+            reply = UploadHandoff.Reply(error: RPCError(.internalError, Self.noDescriptorFree))
+        } else if descriptor < 0 {
             reply = UploadHandoff.Reply(
                 error: RPCError(.invalidParams, "no file descriptor came with the hand-off: send the open file with SCM_RIGHTS, as transferctl upload does"))
         } else {
             defer { close(descriptor) }
             let name = received > 0 ? String(decoding: buffer.prefix(received), as: UTF8.self) : "the file"
+            copySlots.wait()
+            defer { copySlots.signal() }
             do {
                 let entry = try spool.ingest(descriptor: descriptor, named: name, owner: credentials.uid)
                 reply = UploadHandoff.Reply(spool: entry.name, size: entry.size, sha256: entry.sha256)
@@ -207,8 +202,6 @@ final class UploadHandoffServer: Service, Sendable {
                 logger.info("file for an upload refused", metadata: ["uid": "\(credentials.uid)", "error": "\(error.message)"])
             }
         }
-        guard var line = try? WireCoding.encoder().encode(reply) else { return }
-        line.append(UInt8(ascii: "\n"))
-        _ = line.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        Self.answer(client, reply, flags: 0)
     }
 }
