@@ -57,7 +57,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var metricsIdleTimeoutSeconds = 30
     /// Hand-offs of files to upload one user may have open at once, and how long a client may take
     /// to pass its file.
-    package var maxUploadHandoffsPerUser = 4
+    package var maxUploadHandoffsPerUser = 16
     package var uploadHandoffTimeoutSeconds = 5
     /// Bytes of files to upload the spool holds for one user, and for everyone.
     package var uploadSpoolBytesPerUser = 8 << 30
