@@ -23,11 +23,12 @@ FUZZ_SECONDS ?= 60
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
 # nginx-light and openssl: some integration tests download from a real nginx (TLS with a CA the test
-# makes, auth_basic) besides the in-repo test server; socat speaks the protocol as another user does.
+# makes, auth_basic) besides the in-repo test server, some through tinyproxy; socat speaks the protocol
+# as another user does.
 deps:
-	@if ! pkg-config --exists libsystemd libcurl 2>/dev/null || [ ! -x /usr/sbin/nginx ] || [ ! -x /usr/bin/openssl ] || [ ! -x /usr/bin/socat ]; then \
-		echo "installing libsystemd-dev, libcurl4-openssl-dev, pkg-config, nginx-light, openssl and socat (apt-get)"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat; \
+	@if ! pkg-config --exists libsystemd libcurl 2>/dev/null || [ ! -x /usr/sbin/nginx ] || [ ! -x /usr/bin/openssl ] || [ ! -x /usr/bin/socat ] || [ ! -x /usr/bin/tinyproxy ]; then \
+		echo "installing libsystemd-dev, libcurl4-openssl-dev, pkg-config, nginx-light, openssl, socat and tinyproxy (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat tinyproxy; \
 	fi
 
 # Release binaries with the Swift runtime, Foundation and Dispatch linked in, so that they run where

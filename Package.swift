@@ -87,13 +87,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             // A statically linked FoundationNetworking calls CLinuxShims' host check, pause call and
-            // long option setter through these (Sources/CLinuxShims/curl_host.c, curl_pause.c,
-            // curl_decoding.c); a dynamic one finds them by symbol lookup.
+            // option setters through these (Sources/CLinuxShims/curl_host.c, curl_pause.c,
+            // curl_decoding.c, curl_proxy.c); a dynamic one finds them by symbol lookup.
             linkerSettings: [
                 .unsafeFlags([
                     "-Xlinker", "--wrap=CFURLSessionCurlHostIsEqual",
                     "-Xlinker", "--wrap=CFURLSessionEasyHandleSetPauseState",
                     "-Xlinker", "--wrap=CFURLSession_easy_setopt_long",
+                    "-Xlinker", "--wrap=CFURLSession_easy_setopt_ptr",
                 ])
             ]
         ),

@@ -73,6 +73,7 @@ actor ConfigurationReloader {
         }
         hosts.replace(with: hostPolicy(applied))
         rates.replace(with: applied.ratePolicy)
+        applied.proxies.use()
         let changed = DaemonConfiguration.changedKeys(from: old, to: applied)
         let pending = DaemonConfiguration.changedKeys(from: applied, to: new)
         logger.info(

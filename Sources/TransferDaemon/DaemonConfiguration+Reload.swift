@@ -57,6 +57,10 @@ extension DaemonConfiguration {
         applied.maxRate = new.maxRate
         applied.backgroundMaxRate = new.backgroundMaxRate
         applied.rateWindows = new.rateWindows
+        // Read at each request's start (and redirect).
+        applied.httpProxy = new.httpProxy
+        applied.httpsProxy = new.httpsProxy
+        applied.noProxy = new.noProxy
         return applied
     }
 

@@ -52,6 +52,10 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var allowedRoots = AllowedRoots(systemAllowedRoots)
     /// `HOST:PORT` to serve `GET /metrics` on; empty: no listener.
     package var metricsListen = ""
+    /// `http_proxy`, `https_proxy`, `no_proxy`: empty leaves libcurl to the environment.
+    package var httpProxy = ""
+    package var httpsProxy = ""
+    package var noProxy = ""
     /// Connections the metrics listener serves at once, and how long one may stay idle.
     package var metricsMaxConnections = 16
     package var metricsIdleTimeoutSeconds = 30
@@ -91,6 +95,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "max_connections_per_host", "segments",
         "max_rate", "background_max_rate", "rate_windows",
         "metrics_max_connections", "metrics_idle_timeout_seconds", "max_upload_handoffs_per_user", "upload_handoff_timeout_seconds",
+        "http_proxy", "https_proxy", "no_proxy",
     ]
 
     var core: CoreConfiguration {
@@ -348,6 +353,15 @@ extension DaemonConfiguration {
         config.rateWindows = rateWindows
         config.metricsListen = try string(
             "metrics_listen", config.metricsListen, valid: { $0.isEmpty || MetricsListenAddress($0) != nil }, expected: MetricsListenAddress.expected)
+        // Not echoed when refused: a proxy's URL may hold its password.
+        for key in ["http_proxy", "https_proxy"] {
+            let value = reader.string(forKey: ConfigKey(key)) ?? ""
+            guard Proxies.isValid(value) else {
+                throw ConfigurationError(description: "\(key) in \(source(key)) is not a proxy: \(Proxies.expected)")
+            }
+            if key == "http_proxy" { config.httpProxy = value } else { config.httpsProxy = value }
+        }
+        config.noProxy = try string("no_proxy", "", valid: { !$0.contains(where: \.isNewline) }, expected: "comma-separated host names, domains and addresses")
         return (config, path)
     }
 }

@@ -37,6 +37,14 @@ typedef struct CFURLSessionOption {
 /// curl_decoding.c).
 CFURLSessionEasyCode CFURLSession_easy_setopt_long(void *handle, CFURLSessionOption option, long value);
 
+/// Sets a pointer option of a libcurl easy handle; with a request's URL, also the configured proxy
+/// for its scheme. Takes the place of FoundationNetworking's call of the same name (see curl_proxy.c).
+CFURLSessionEasyCode CFURLSession_easy_setopt_ptr(void *handle, CFURLSessionOption option, void *value);
+
+/// The proxies for http and https URLs and the hosts reached without one (libcurl's NOPROXY list);
+/// NULL or "" leaves that one to libcurl's reading of the environment.
+void clinuxshims_set_proxies(const char *http, const char *https, const char *none);
+
 /// CRC-32C of `count` bytes, continuing `crc` (0 to start); uses the processor's instruction where
 /// there is one (see crc32c.c).
 uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);
