@@ -88,7 +88,7 @@ let package = Package(
             ],
             // A statically linked FoundationNetworking calls CLinuxShims' host check, pause call and
             // option setters through these (Sources/CLinuxShims/curl_host.c, curl_pause.c,
-            // curl_decoding.c, curl_proxy.c); a dynamic one finds them by symbol lookup.
+            // curl_decoding.c, curl_options.c); a dynamic one finds them by symbol lookup.
             linkerSettings: [
                 .unsafeFlags([
                     "-Xlinker", "--wrap=CFURLSessionCurlHostIsEqual",

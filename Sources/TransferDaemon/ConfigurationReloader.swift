@@ -62,6 +62,14 @@ actor ConfigurationReloader {
             throw error
         }
         let applied = old.applyingLiveKeys(from: new)
+        do {
+            try applied.applyNetworkSettings()
+        } catch {
+            logger.error("reload failed; the previous configuration stays in effect", metadata: ["error": "\(error)"])
+            try? old.applyNetworkSettings()
+            SystemdNotifier.ready(status: await ManagerService.status(of: manager))
+            throw ConfigurationError(description: error.description)
+        }
         configuration.replace(with: applied)
         logLevel.set(applied.logLevelValue)
         await manager.reconfigure(applied.core)
@@ -73,7 +81,6 @@ actor ConfigurationReloader {
         }
         hosts.replace(with: hostPolicy(applied))
         rates.replace(with: applied.ratePolicy)
-        applied.proxies.use()
         let changed = DaemonConfiguration.changedKeys(from: old, to: applied)
         let pending = DaemonConfiguration.changedKeys(from: applied, to: new)
         logger.info(

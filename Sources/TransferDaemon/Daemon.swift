@@ -78,7 +78,7 @@ package enum Daemon {
             if let delay = environment["TRANSFERD_TEST_WRITE_DELAY_USEC"].flatMap(UInt32.init) {
                 engineConfiguration.writeDelayMicroseconds = delay
             }
-            configuration.proxies.use()
+            try configuration.applyNetworkSettings()
             engine = TransferEngine(
                 configuration: engineConfiguration, hosts: hosts, rates: RateGovernor(configuration.ratePolicy), logger: logger)
             let spool = try Spool(directory: state.path + "/spool", quota: configuration.spoolQuota)

@@ -61,6 +61,9 @@ extension DaemonConfiguration {
         applied.httpProxy = new.httpProxy
         applied.httpsProxy = new.httpsProxy
         applied.noProxy = new.noProxy
+        // Read at each request's start: the CA certificates and client certificates.
+        applied.caFile = new.caFile
+        applied.clientCertificates = new.clientCertificates
         return applied
     }
 

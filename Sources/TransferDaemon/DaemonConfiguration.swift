@@ -56,6 +56,10 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var httpProxy = ""
     package var httpsProxy = ""
     package var noProxy = ""
+    /// `ca_file`: CA certificates trusted besides the system's bundle; "" for none.
+    package var caFile = ""
+    /// `client_certificates`: the certificate presented to each host, from the file only.
+    package var clientCertificates: [ClientCertificate] = []
     /// Connections the metrics listener serves at once, and how long one may stay idle.
     package var metricsMaxConnections = 16
     package var metricsIdleTimeoutSeconds = 30
@@ -95,7 +99,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "max_connections_per_host", "segments",
         "max_rate", "background_max_rate", "rate_windows",
         "metrics_max_connections", "metrics_idle_timeout_seconds", "max_upload_handoffs_per_user", "upload_handoff_timeout_seconds",
-        "http_proxy", "https_proxy", "no_proxy",
+        "http_proxy", "https_proxy", "no_proxy", "ca_file", "client_certificates",
     ]
 
     var core: CoreConfiguration {
@@ -169,6 +173,7 @@ extension DaemonConfiguration {
         var fileKeys: Set<String> = []
         var hooks: [HookConfiguration] = []
         var rateWindows: [RateWindow] = []
+        var clientCertificates: [ClientCertificate] = []
         var providers: [any ConfigProvider] = [
             InMemoryProvider(
                 name: "flags",
@@ -190,6 +195,7 @@ extension DaemonConfiguration {
             // Hooks name commands to run, so they come from the file only, never the environment or a client.
             hooks = try HookConfiguration.parse(object["hooks"], file: path)
             rateWindows = try parseRateWindows(object["rate_windows"], file: path)
+            clientCertificates = try parseClientCertificates(object["client_certificates"], file: path)
             // Checked here, as the file provider refuses a mixed list without naming the key.
             if let roots = object["allowed_roots"], (roots as? [String])?.isEmpty != false {
                 throw ConfigurationError(
@@ -351,6 +357,9 @@ extension DaemonConfiguration {
             if key == "max_rate" { config.maxRate = rate } else { config.backgroundMaxRate = rate }
         }
         config.rateWindows = rateWindows
+        config.clientCertificates = clientCertificates
+        config.caFile = try string(
+            "ca_file", "", valid: { $0.isEmpty || $0.hasPrefix("/") }, expected: "the absolute path of a PEM file of CA certificates, or \"\"")
         config.metricsListen = try string(
             "metrics_listen", config.metricsListen, valid: { $0.isEmpty || MetricsListenAddress($0) != nil }, expected: MetricsListenAddress.expected)
         // Not echoed when refused: a proxy's URL may hold its password.

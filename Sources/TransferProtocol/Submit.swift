@@ -54,6 +54,9 @@ public enum Submit: RPCMethod {
         /// Downloads: how many connections may fetch disjoint ranges of the file at once (1–16, as
         /// aria2's `-x`/`-s`); absent: the daemon's configured `segments` (1 unless configured).
         public var segments: Int?
+        /// CA certificates (PEM text, not a path) to trust for this job besides the daemon's, as
+        /// curl's `--cacert` (transferctl reads the file and sends its content).
+        public var cacert: String?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,

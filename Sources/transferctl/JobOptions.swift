@@ -41,6 +41,12 @@ struct JobOptions: ParsableArguments {
         valueName: "class"))
     var priority: String?
 
+    @Option(help: ArgumentHelp(
+        "Also trust the CA certificates in this PEM file for the job's https connections, as curl's --cacert "
+            + "(transferctl reads it and sends its content; the daemon never opens your path).",
+        valueName: "file"))
+    var cacert: String?
+
     @Flag(help: "Wait until the job ends, showing its progress on stderr.")
     var wait = false
 
@@ -63,6 +69,19 @@ struct JobOptions: ParsableArguments {
                 throw ValidationError("\(name) '\(value)' is not a time: give ISO 8601 (2026-11-24T02:00:00Z) or +DURATION (+90s, +30m, +2h, +1d)")
             }
         }
+    }
+
+    /// The text of `--cacert`'s file; nil without the option.
+    func cacertPEM() throws -> String? {
+        guard let cacert else { return nil }
+        guard let data = FileManager.default.contents(atPath: cacert) else {
+            throw ValidationError("--cacert \(cacert) cannot be read: give a readable PEM file of CA certificates")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        guard text.contains("-----BEGIN CERTIFICATE-----") else {
+            throw ValidationError("--cacert \(cacert) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        }
+        return text
     }
 
     /// `--not-before` and `--deadline` as times.

@@ -184,6 +184,7 @@ struct SubmitCommand: AsyncParsableCommand {
     func plan() throws -> [PlannedDownload] {
         let headerFields = try RequestHeader.dictionary(parsing: headers)
         let directory = try outputDirectory.map { try AbsolutePath.resolve($0) }
+        let cacert = try jobOptions.cacertPEM()
         func params(url: String, destination: String, headers: [String: String], sha256: String?) -> TransferProtocol.Submit.Params {
             var params = TransferProtocol.Submit.Params(
                 url: url, destination: destination, headers: headers.isEmpty ? nil : headers, overwrite: overwrite ? true : nil,
@@ -193,6 +194,7 @@ struct SubmitCommand: AsyncParsableCommand {
             (params.notBefore, params.deadline) = jobOptions.times
             params.priority = jobOptions.priority
             params.limitRate = jobOptions.limitRate
+            params.cacert = cacert
             params.segments = segments
             return params
         }

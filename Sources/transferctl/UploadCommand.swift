@@ -98,6 +98,7 @@ struct UploadCommand: AsyncParsableCommand {
         (params.notBefore, params.deadline) = jobOptions.times
         params.priority = jobOptions.priority
         params.limitRate = jobOptions.limitRate
+        params.cacert = try jobOptions.cacertPEM()
         try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
     }
 }

@@ -38,12 +38,21 @@ typedef struct CFURLSessionOption {
 CFURLSessionEasyCode CFURLSession_easy_setopt_long(void *handle, CFURLSessionOption option, long value);
 
 /// Sets a pointer option of a libcurl easy handle; with a request's URL, also the configured proxy
-/// for its scheme. Takes the place of FoundationNetworking's call of the same name (see curl_proxy.c).
+/// for its scheme and client certificate for its host; with its headers, the CA certificates to
+/// trust. Takes the place of FoundationNetworking's call of the same name (see curl_options.c).
 CFURLSessionEasyCode CFURLSession_easy_setopt_ptr(void *handle, CFURLSessionOption option, void *value);
 
 /// The proxies for http and https URLs and the hosts reached without one (libcurl's NOPROXY list);
 /// NULL or "" leaves that one to libcurl's reading of the environment.
 void clinuxshims_set_proxies(const char *http, const char *https, const char *none);
+
+/// The CA certificates every request trusts (PEM, `length` bytes; NULL: libcurl's default), and the
+/// client certificates, as lines of "host<TAB>certificate file<TAB>key file" (NULL: none).
+void clinuxshims_set_trust(const char *pem, size_t length, const char *client_certificates);
+
+/// The CA certificates a job trusts besides those (PEM; NULL: none any more), for the requests that
+/// carry the header `X-Transferd-Trust: token`. Returns 0 when it could not be stored.
+int clinuxshims_set_job_trust(const char *token, const char *pem, size_t length);
 
 /// CRC-32C of `count` bytes, continuing `crc` (0 to start); uses the processor's instruction where
 /// there is one (see crc32c.c).

@@ -73,6 +73,8 @@ public struct TransferRequest: Sendable {
     public var bandwidthClass: BandwidthClass = .normal
     /// Connections that may fetch disjoint ranges of the file at once (1: one after the other).
     public var segments = 1
+    /// CA certificates (PEM) the job trusts besides the daemon's.
+    public var cacert: String?
     /// Ranges past `resumeFrom` durable in the partial file from earlier attempts (of `validator`).
     public var parts: [ByteRange] = []
     /// Logs about this transfer: carries the job id (and the attempt number) as metadata, so each

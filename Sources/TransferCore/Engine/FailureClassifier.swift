@@ -50,6 +50,9 @@ enum FailureClassifier {
             fix = "the proxy asks for a login: put its credentials in the proxy's URL (http_proxy or https_proxy: "
                 + "http://USER:PASSWORD@proxy:port)"
         case 404, 410: fix = "check the URL"
+        case 400 where url.scheme?.lowercased() == "https":
+            fix = "check the URL and the request headers; a server that wants a client certificate answers so too: "
+                + "configure one for \(url.host ?? "the host") in client_certificates"
         default: fix = "check the URL and the request headers"
         }
         return .permanent(JobError(code: .httpStatus, message: "\(what): \(fix), then submit again", httpStatus: status))
@@ -91,8 +94,8 @@ enum FailureClassifier {
                     JobError(
                         code: .tls,
                         message: "the secure connection to \(host) failed: \(description); check the server's certificate and "
-                            + "its host name, or, for a private CA, add it to this machine's CA certificates "
-                            + "(/usr/local/share/ca-certificates, then update-ca-certificates)"))
+                            + "its host name; for a private CA, give its certificate with submit --cacert FILE, or trust it for "
+                            + "every job with ca_file in the configuration (or in this machine's CA certificates, then reload)"))
             }
             // libcurl reports response headers beyond its 100 KiB limit as "out of memory".
             if description.localizedCaseInsensitiveContains("out of memory") {

@@ -24,6 +24,7 @@ enum RequestBuilder {
         if let validator = plan.ifRange {
             request.setValue(validator, forHTTPHeaderField: "If-Range")
         }
+        if let pem = transfer.cacert { Trust.add(pem, to: &request, job: transfer.jobID) }
         return request
     }
 

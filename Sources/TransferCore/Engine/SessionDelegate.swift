@@ -67,6 +67,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        Trust.forget(task.originalRequest)
         if uploads.context(forTask: task.taskIdentifier) != nil {
             uploads.completed(task, error: error)
             return

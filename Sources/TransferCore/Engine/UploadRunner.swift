@@ -314,6 +314,7 @@ final class UploadRunner: @unchecked Sendable {
         if request.body == .wholeFile, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
             urlRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         }
+        if let pem = context.request.cacert { Trust.add(pem, to: &urlRequest, job: context.request.jobID) }
         return urlRequest
     }
 

@@ -101,6 +101,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var limitRate: Int64?
     /// Downloads: the connections asked for (`segments`); nil: the configured default.
     public var segments: Int?
+    /// CA certificates (PEM) the job trusts besides the daemon's (`submit` `cacert`).
+    public var cacert: String?
     /// Downloads fetched over several connections: the ranges past `checkpointBytes` that are
     /// durable in the partial file (of the representation `validator` names), kept by a restart.
     public var parts: [ByteRange]?
@@ -151,7 +153,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
             && notBefore == params.notBefore && deadline == params.deadline
-            && limitRate == params.limitRate.flatMap(ByteRate.limit) && segments == params.segments
+            && limitRate == params.limitRate.flatMap(ByteRate.limit) && segments == params.segments && cacert == params.cacert
     }
 }
 

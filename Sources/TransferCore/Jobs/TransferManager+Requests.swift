@@ -131,6 +131,11 @@ extension TransferManager {
         let isUpload = try SubmitValidator.validateKind(params) == .upload
         let limitRate = try SubmitValidator.validateLimitRate(params.limitRate)
         let segments = try SubmitValidator.validateSegments(params.segments, isUpload: isUpload)
+        if let pem = params.cacert, !Trust.isPEM(pem) {
+            throw CoreError(
+                .invalidParameter("cacert"),
+                "cacert must be the text of PEM CA certificates (-----BEGIN CERTIFICATE-----…), at most \(Trust.maxJobPEMBytes / 1024) KiB")
+        }
         var replaced: JobRecord?
         if let id = params.id {
             try SubmitValidator.validateID(id)
@@ -163,6 +168,7 @@ extension TransferManager {
                 job.notBefore = params.notBefore
                 job.deadline = params.deadline
                 job.limitRate = limitRate
+                job.cacert = params.cacert
                 admission = .new(job, url)
                 if let replaced { forget([replaced]) }
             }
@@ -199,6 +205,7 @@ extension TransferManager {
         job.priority = try SubmitValidator.validatePriority(params.priority).flatMap { $0 == .normal ? nil : $0 }
         job.limitRate = limitRate
         job.segments = segments
+        job.cacert = params.cacert
         nextOrder += 1
         return .new(job, url)
     }

@@ -57,6 +57,7 @@ extension TransferManager {
         request.upload = uploadPlan(for: job)
         request.limitRate = job.limitRate
         request.segments = job.segments ?? configuration.segments
+        request.cacert = job.cacert
         request.parts = job.parts ?? []
         request.bandwidthClass = job.bandwidthClass
         return request

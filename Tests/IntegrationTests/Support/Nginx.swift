@@ -13,8 +13,12 @@ final class Nginx: @unchecked Sendable {
     let root: String
     let httpPort: Int
     let httpsPort: Int
+    /// TLS that asks for a client certificate signed by the test CA (`clientCertificate`, `clientKey`).
+    let mutualTLSPort: Int
     /// The CA that signed the server's certificate (for `localhost` and 127.0.0.1), PEM.
     let caFile: String
+    let clientCertificate: String
+    let clientKey: String
     private let process: Process
 
     static let user = "user"
@@ -29,6 +33,8 @@ final class Nginx: @unchecked Sendable {
         directory = parent + "/nginx"
         root = directory + "/www"
         caFile = directory + "/ca.pem"
+        clientCertificate = directory + "/client.pem"
+        clientKey = directory + "/client.key"
         try FileManager.default.createDirectory(atPath: root + "/private", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/coded", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
@@ -37,6 +43,7 @@ final class Nginx: @unchecked Sendable {
         try "\(Self.user):\(hash.stdout)".write(toFile: directory + "/htpasswd", atomically: true, encoding: .utf8)
         httpPort = try freePort()
         httpsPort = try freePort()
+        mutualTLSPort = try freePort()
         let d = directory
         let configuration = """
             daemon off; master_process off; pid \(d)/nginx.pid; error_log \(d)/error.log;
@@ -53,9 +60,16 @@ final class Nginx: @unchecked Sendable {
               }
               server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
+                listen 127.0.0.2:\(httpsPort) ssl http2;
                 ssl_certificate \(d)/server.pem; ssl_certificate_key \(d)/server.key;
                 root \(root);
                 location /private/ { auth_basic "transferd tests"; auth_basic_user_file \(d)/htpasswd; }
+              }
+              server {
+                listen 127.0.0.1:\(mutualTLSPort) ssl;
+                ssl_certificate \(d)/server.pem; ssl_certificate_key \(d)/server.key;
+                ssl_client_certificate \(d)/ca.pem; ssl_verify_client on;
+                root \(root);
               }
             }
             """
@@ -66,7 +80,7 @@ final class Nginx: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let ports = [httpPort, httpsPort]
+        let ports = [httpPort, httpsPort, mutualTLSPort]
         try await waitUntil("nginx to listen on \(ports)", seconds: 20) {
             guard self.process.isRunning else {
                 throw DeadlineExceeded(description: "nginx exited: \((try? String(contentsOfFile: d + "/error.log", encoding: .utf8)) ?? "")")
@@ -84,6 +98,9 @@ final class Nginx: @unchecked Sendable {
         let login = credentials.map { $0 + "@" } ?? ""
         return tls ? "https://\(login)localhost:\(httpsPort)/\(path)" : "http://\(login)127.0.0.1:\(httpPort)/\(path)"
     }
+
+    /// An https URL of the server that wants a client certificate.
+    func mutualTLSURL(_ path: String) -> String { "https://localhost:\(mutualTLSPort)/\(path)" }
 
     /// The access log's lines so far.
     var accessLog: [String] {
@@ -106,6 +123,9 @@ final class Nginx: @unchecked Sendable {
             ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out", d + "/server.csr", "-subj", "/CN=localhost"],
             ["x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key", "-CAcreateserial",
              "-out", d + "/server.pem", "-days", "2", "-extfile", d + "/server.ext"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/client.key", "-out", d + "/client.csr", "-subj", "/CN=transferd test client"],
+            ["x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key", "-CAcreateserial",
+             "-out", d + "/client.pem", "-days", "2"],
         ]
         try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: d + "/server.ext", atomically: true, encoding: .utf8)
         for step in steps {

@@ -79,7 +79,7 @@ struct FailureClassifierTests {
         let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: [NSLocalizedDescriptionKey: message])
         let failure = FailureClassifier.network(error, url: Self.url, idleTimeout: 30)
         #expect(failure.error.code == .tls && !failure.retryable)
-        #expect(failure.error.message.contains(message) && failure.error.message.contains("CA certificates"))
+        #expect(failure.error.message.contains(message) && failure.error.message.contains("--cacert") && failure.error.message.contains("ca_file"))
         #expect(!failure.error.message.contains("secret"))
     }
 

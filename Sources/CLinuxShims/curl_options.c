@@ -1,0 +1,239 @@
+// What FoundationNetworking has no setting for on Linux, given to libcurl when FoundationNetworking
+// sets a request's options on an easy handle (CFURLSession_easy_setopt_ptr):
+// - with the request's URL (CURLOPT_URL, also for each redirect): the configured proxy for its
+//   scheme (http_proxy, https_proxy, no_proxy keys; an empty key leaves libcurl to the
+//   environment), and the client certificate configured for its host (client_certificates);
+// - with the request's headers (CURLOPT_HTTPHEADER): the CA certificates to trust (the system's
+//   bundle and ca_file, read at start and reload; plus a job's own, named by the private header
+//   X-Transferd-Trust, which is emptied here so that libcurl never sends it).
+//
+// It takes the place of FoundationNetworking's setter as curl_host.c's host check does: first in
+// symbol lookup when linked dynamically; through --wrap when linked statically. libcurl copies
+// every string and blob option, so the configured values may change after each call.
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "CLinuxShims.h"
+
+enum {
+    CURLOPT_URL_OPTION = 10002,
+    CURLOPT_PROXY_OPTION = 10004,
+    CURLOPT_HTTPHEADER_OPTION = 10023,
+    CURLOPT_SSLCERT_OPTION = 10025,
+    CURLOPT_SSLKEY_OPTION = 10087,
+    CURLOPT_NOPROXY_OPTION = 10177,
+    CURLOPT_CAINFO_BLOB_OPTION = 40309,
+    CURLE_FAILED_INIT_CODE = 2,
+    CURLE_OUT_OF_MEMORY_CODE = 27,
+    CURL_BLOB_COPY_FLAG = 1,
+    MAX_JOB_TRUSTS = 4096,
+};
+
+struct curl_slist_node {
+    char *data;
+    struct curl_slist_node *next;
+};
+
+struct curl_blob_value {
+    void *data;
+    size_t len;
+    unsigned int flags;
+};
+
+typedef int (*setopt_function)(void *, int, ...);
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char *http_proxy;
+static char *https_proxy;
+static char *no_proxy;
+static char *trusted;        // PEM: the system's bundle and ca_file; NULL: libcurl's default
+static size_t trusted_length;
+static char *certificates;   // "host\tcertificate\tkey\n" lines
+static struct {
+    char token[64];
+    char *pem;
+    size_t length;
+} jobs[MAX_JOB_TRUSTS];
+
+static char *copy(const char *value) { return value && *value ? strdup(value) : NULL; }
+
+void clinuxshims_set_proxies(const char *http, const char *https, const char *none) {
+    pthread_mutex_lock(&lock);
+    free(http_proxy);
+    free(https_proxy);
+    free(no_proxy);
+    http_proxy = copy(http);
+    https_proxy = copy(https);
+    no_proxy = copy(none);
+    pthread_mutex_unlock(&lock);
+}
+
+void clinuxshims_set_trust(const char *pem, size_t length, const char *client_certificates) {
+    char *bundle = NULL;
+    if (pem && length) {
+        bundle = malloc(length);
+        if (bundle) memcpy(bundle, pem, length);
+    }
+    pthread_mutex_lock(&lock);
+    free(trusted);
+    trusted = bundle;
+    trusted_length = bundle ? length : 0;
+    free(certificates);
+    certificates = copy(client_certificates);
+    pthread_mutex_unlock(&lock);
+}
+
+int clinuxshims_set_job_trust(const char *token, const char *pem, size_t length) {
+    if (!token || strlen(token) >= sizeof jobs[0].token) return 0;
+    pthread_mutex_lock(&lock);
+    int slot = -1;
+    for (int i = 0; i < MAX_JOB_TRUSTS; i++) {
+        if (jobs[i].pem && strcmp(jobs[i].token, token) == 0) { slot = i; break; }
+        if (!jobs[i].pem && slot < 0) slot = i;
+    }
+    int stored = 0;
+    if (slot >= 0) {
+        free(jobs[slot].pem);
+        jobs[slot].pem = NULL;
+        if (pem && length) {
+            jobs[slot].pem = malloc(length);
+            if (jobs[slot].pem) {
+                memcpy(jobs[slot].pem, pem, length);
+                jobs[slot].length = length;
+                strcpy(jobs[slot].token, token);
+                stored = 1;
+            }
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return stored;
+}
+
+static const char marker[] = "X-Transferd-Trust:";
+
+// Under `lock`: the trust for a request whose headers are `list`, blanking the marker header.
+static int apply_trust(void *handle, struct curl_slist_node *list, setopt_function setopt) {
+    const char *job_pem = NULL;
+    size_t job_length = 0;
+    for (struct curl_slist_node *node = list; node; node = node->next) {
+        if (!node->data || strncasecmp(node->data, marker, sizeof marker - 1) != 0) continue;
+        const char *token = node->data + sizeof marker - 1;
+        while (*token == ' ') token++;
+        for (int i = 0; i < MAX_JOB_TRUSTS; i++) {
+            if (jobs[i].pem && strcmp(jobs[i].token, token) == 0) {
+                job_pem = jobs[i].pem;
+                job_length = jobs[i].length;
+                break;
+            }
+        }
+        // "Name:" with nothing after it: libcurl sends no such header.
+        node->data[sizeof marker - 1] = 0;
+    }
+    if (!job_pem) {
+        if (!trusted) return 0;
+        struct curl_blob_value blob = {trusted, trusted_length, CURL_BLOB_COPY_FLAG};
+        return setopt(handle, CURLOPT_CAINFO_BLOB_OPTION, &blob);
+    }
+    char *both = malloc(trusted_length + job_length + 1);
+    if (!both) return CURLE_OUT_OF_MEMORY_CODE;
+    if (trusted) memcpy(both, trusted, trusted_length);
+    both[trusted_length] = '\n';
+    memcpy(both + trusted_length + 1, job_pem, job_length);
+    struct curl_blob_value blob = {both, trusted_length + job_length + 1, CURL_BLOB_COPY_FLAG};
+    int code = setopt(handle, CURLOPT_CAINFO_BLOB_OPTION, &blob);
+    free(both);
+    return code;
+}
+
+// The host of `url` as libcurl reads it, or 0 when it has none; `host` holds `size` bytes.
+static int url_host(const char *url, char *host, size_t size) {
+    const char *start = strstr(url, "://");
+    if (!start) return 0;
+    start += 3;
+    const char *end = start + strcspn(start, "/?#");
+    const char *at = memchr(start, '@', (size_t)(end - start));
+    if (at) start = at + 1;
+    const char *stop = start;
+    if (*stop == '[') {
+        const char *close = memchr(stop, ']', (size_t)(end - stop));
+        if (!close) return 0;
+        start++;
+        stop = close;
+    } else {
+        stop = memchr(start, ':', (size_t)(end - start));
+        if (!stop) stop = end;
+    }
+    size_t length = (size_t)(stop - start);
+    if (length == 0 || length >= size) return 0;
+    memcpy(host, start, length);
+    host[length] = 0;
+    return 1;
+}
+
+// Under `lock`: the proxy for the URL's scheme and the client certificate for its host.
+static int apply_url(void *handle, const char *url, setopt_function setopt) {
+    int code = 0;
+    const char *proxy = strncasecmp(url, "https:", 6) == 0 ? https_proxy : strncasecmp(url, "http:", 5) == 0 ? http_proxy : NULL;
+    if (proxy) {
+        code = setopt(handle, CURLOPT_PROXY_OPTION, proxy);
+        if (code == 0) code = setopt(handle, CURLOPT_NOPROXY_OPTION, no_proxy ? no_proxy : "");
+    }
+    if (code != 0 || !certificates) return code;
+    char host[256];
+    char *certificate = NULL;
+    char *key = NULL;
+    if (strncasecmp(url, "https:", 6) == 0 && url_host(url, host, sizeof host)) {
+        // Lines of "host\tcertificate\tkey".
+        for (char *line = certificates; *line;) {
+            char *next = strchr(line, '\n');
+            size_t line_length = next ? (size_t)(next - line) : strlen(line);
+            char *tab = memchr(line, '\t', line_length);
+            if (tab && (size_t)(tab - line) == strlen(host) && strncasecmp(line, host, strlen(host)) == 0) {
+                char *second = memchr(tab + 1, '\t', line_length - (size_t)(tab + 1 - line));
+                if (second) {
+                    certificate = strndup(tab + 1, (size_t)(second - tab - 1));
+                    key = strndup(second + 1, line_length - (size_t)(second + 1 - line));
+                }
+                break;
+            }
+            if (!next) break;
+            line = next + 1;
+        }
+    }
+    // Set or cleared at every URL: a redirect to another host presents nothing.
+    code = setopt(handle, CURLOPT_SSLCERT_OPTION, certificate);
+    if (code == 0) code = setopt(handle, CURLOPT_SSLKEY_OPTION, key);
+    free(certificate);
+    free(key);
+    return code;
+}
+
+static CFURLSessionEasyCode set_ptr(void *handle, CFURLSessionOption option, void *value) {
+    setopt_function setopt = (setopt_function)dlsym(RTLD_DEFAULT, "curl_easy_setopt");
+    if (!setopt) return (CFURLSessionEasyCode){CURLE_FAILED_INIT_CODE};
+    int code = setopt(handle, option.value, value);
+    if (code != 0 || !value) return (CFURLSessionEasyCode){code};
+    if (option.value == CURLOPT_URL_OPTION) {
+        pthread_mutex_lock(&lock);
+        code = apply_url(handle, value, setopt);
+        pthread_mutex_unlock(&lock);
+    } else if (option.value == CURLOPT_HTTPHEADER_OPTION) {
+        pthread_mutex_lock(&lock);
+        code = apply_trust(handle, value, setopt);
+        pthread_mutex_unlock(&lock);
+    }
+    return (CFURLSessionEasyCode){code};
+}
+
+__attribute__((weak, visibility("default"))) CFURLSessionEasyCode CFURLSession_easy_setopt_ptr(
+    void *handle, CFURLSessionOption option, void *value) {
+    return set_ptr(handle, option, value);
+}
+
+__attribute__((visibility("default"))) CFURLSessionEasyCode __wrap_CFURLSession_easy_setopt_ptr(
+    void *handle, CFURLSessionOption option, void *value) {
+    return set_ptr(handle, option, value);
+}
