@@ -30,6 +30,9 @@ struct DownloadAttempt: Sendable {
     private(set) var announcedDigest: AnnouncedDigest?
     /// Where the last redirect led, when the answer came from elsewhere than the job's URL.
     private(set) var finalURL: URL?
+    /// Where the attempt's redirects led: its later requests (the next ranges) go there directly,
+    /// instead of through the redirects again.
+    private var followed: URL?
     /// The content coding of the bytes as sent, when the server used one (nil: identity).
     private(set) var contentEncoding: String?
     private(set) var ending: Ending?
@@ -144,8 +147,11 @@ struct DownloadAttempt: Sendable {
     mutating func redirectChecked(_ target: URL, refused: TransferFailure?) -> [Action] {
         guard !isOver else { return [] }
         if let refused { return end(refused) }
-        finalURL = target
-        return nextRequest(following: target)
+        // Dot segments resolved, as libcurl would send them ("sub/../x" is "x").
+        let resolved = target.standardized
+        finalURL = resolved
+        followed = resolved
+        return nextRequest(following: resolved)
     }
 
     /// The current request ended: `failure` is how it failed without an HTTP answer, if it did.
@@ -341,9 +347,10 @@ struct DownloadAttempt: Sendable {
         if let totalBytes, offset >= totalBytes { return finish() }
         if redirect == nil {
             redirects = 0
-            credentialsWithheld = false
+            // Continuing where redirects led keeps what they decided about credentials.
+            if followed == nil { credentialsWithheld = false }
         }
-        let url = redirect ?? settings.url
+        let url = redirect ?? followed ?? settings.url
         // Nothing but http and https ever reaches libcurl, which FoundationNetworking would
         // otherwise let speak FTP and more.
         guard HTTPScheme.isAllowed(url) else {

@@ -349,6 +349,22 @@ struct DownloadAttemptTests {
         #expect(Self.redirect(&attempt, to: "http://example.test/r").first == .checkRedirect(URL(string: "http://example.test/r")!))
     }
 
+    /// The next ranges of an attempt go where its redirects led, not through them again, with the
+    /// credentials as the redirects decided; the final URL has its dot segments resolved.
+    @Test func laterRangesGoWhereTheRedirectLed() {
+        var (attempt, _) = Self.started(validator: "\"v\"")
+        _ = Self.redirect(&attempt, to: "http://elsewhere.test/sub/../f")
+        let first = Self.plan(attempt.redirectChecked(URL(string: "http://elsewhere.test/sub/../f")!, refused: nil))
+        #expect(first?.url.absoluteString == "http://elsewhere.test/f")
+        #expect(attempt.finalURL?.absoluteString == "http://elsewhere.test/f")
+        _ = attempt.respond(.init(status: 206, contentRange: "bytes 0-99/500", validator: "\"v\""))
+        attempt.wrote(100)
+        let next = Self.plan(attempt.requestEnded(nil) + attempt.proceed())
+        #expect(next?.url.absoluteString == "http://elsewhere.test/f")
+        #expect(next?.withholdCredentials == true)
+        #expect(next?.range?.lowerBound == 100)
+    }
+
     // MARK: - Digests
 
     @Test func anAnnouncedSHA512BeforeAnyByteIsHashedToo() {
