@@ -11,7 +11,7 @@ import TransferProtocol
 /// | create, tus | `POST url`, `Upload-Length`, empty body | 2xx with `Location` | append from `Upload-Offset` (0) |
 /// | create, IETF | the job's method to `url`, `Upload-Complete: ?0`, `Upload-Length`, empty body | 2xx with `Location` | append from `Upload-Offset` (0) |
 /// | offset | `HEAD resource` | 2xx with `Upload-Offset` | append from there (IETF: `Upload-Complete: ?1` at the full size completes) |
-/// | | | 404 or 410 | create again, from 0 |
+/// | | | 4xx but 408 and 429 | create again, from 0 |
 /// | append | `PATCH resource`, `Upload-Offset`, a segment | 2xx | the next segment, or complete after the last |
 /// | | | 409 (offset mismatch) | offset (at most 3 in a row) |
 ///
@@ -63,7 +63,9 @@ extension UploadAttempt {
         if protocolUsed == .tus {
             var metadata: [String] = []
             if let name = settings.fileName, !name.isEmpty { metadata.append("filename " + Data(name.utf8).base64EncodedString()) }
-            if let type = settings.contentType { metadata.append("filetype " + Data(type.utf8).base64EncodedString()) }
+            // As the common tus clients send them: some servers refuse to resume an upload without both.
+            let type = settings.contentType ?? "application/octet-stream"
+            metadata.append("filetype " + Data(type.utf8).base64EncodedString())
             if !metadata.isEmpty { headers["Upload-Metadata"] = metadata.joined(separator: ",") }
             return send(.create, Request(method: "POST", url: settings.url, headers: headers, body: .none))
         }
@@ -114,8 +116,10 @@ extension UploadAttempt {
             learn(resource: resource, offset: offset)
             return [.record(protocolUsed ?? .tus, resource: resource, offset: offset)] + next()
         case .offset:
-            if response.status == 404 || response.status == 410 {
-                // The server forgot the upload (it expired or was removed): start it again.
+            if (400...499).contains(response.status), !HTTPStatusClass.isTransient(response.status) {
+                // The server forgot the upload (404, 410: it expired or was removed) or will not
+                // resume it (another 4xx): start a new one from 0, as the common tus clients do,
+                // instead of failing the job and losing what the server may still accept.
                 learn(resource: nil, offset: 0)
                 return [.record(protocolUsed ?? .tus, resource: nil, offset: 0)] + next()
             }

@@ -156,6 +156,29 @@ struct UploadResumableAttemptTests {
         #expect(error.message.contains("Location") && error.message.contains("--resumable off"))
     }
 
+    /// A tus server that will not resume (a 400 to HEAD, as one from PyPI answers an upload created
+    /// without `filetype`) gets a new upload from 0, not a failed job; 429 is still retried later.
+    @Test func anOffsetRequestRefusedWithA4xxStartsANewUpload() {
+        for status in [400, 403, 404, 410, 422] {
+            var attempt = Self.attempt(.tus, resource: Self.resource, protocolUsed: .tus)
+            _ = attempt.proceed()
+            let actions = Self.answering(&attempt, Self.answer(status))
+            #expect(actions.first == .record(.tus, resource: nil, offset: 0), "\(status)")
+            #expect(Self.sent(actions)?.method == "POST", "\(status)")
+        }
+        var busy = Self.attempt(.tus, resource: Self.resource, protocolUsed: .tus)
+        _ = busy.proceed()
+        #expect(Self.sent(Self.answering(&busy, Self.answer(429)))?.method != "POST")
+    }
+
+    /// tus creations carry `filename` and `filetype` metadata, as the common clients send them.
+    @Test func aTusCreationNamesTheFileAndItsType() throws {
+        var attempt = Self.attempt(.tus, protocolUsed: .tus)
+        let create = try #require(Self.sent(attempt.proceed()))
+        let metadata = create.headers["Upload-Metadata"] ?? ""
+        #expect(metadata.contains("filetype " + Data("application/octet-stream".utf8).base64EncodedString()), "\(metadata)")
+    }
+
     @Test func anOffsetPastTheFileIsAProtocolError() {
         var attempt = Self.attempt(.tus, resource: Self.resource, protocolUsed: .tus)
         _ = attempt.proceed()
