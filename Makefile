@@ -31,7 +31,7 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat tinyproxy; \
 	fi
 	@# A real tus server from PyPI, which a test uploads to (Tests/Peers/tus_server.py).
-	@python3 -c 'import tuspyserver, uvicorn' 2>/dev/null || { echo "installing tuspyserver and uvicorn (pip)"; python3 -m pip install -q tuspyserver uvicorn; }
+	@python3 -c 'import tuspyserver, uvicorn' 2>/dev/null || { echo "installing tuspyserver and uvicorn (pip)"; python3 -m pip install -q tuspyserver==4.4.3 uvicorn==0.54.0; }
 
 # Release binaries with the Swift runtime, Foundation and Dispatch linked in, so that they run where
 # no Swift toolchain is installed: they need only glibc, libstdc++, libcurl4 and libsystemd0, which
