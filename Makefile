@@ -30,8 +30,9 @@ deps:
 		echo "installing libsystemd-dev, libcurl4-openssl-dev, pkg-config, nginx-light, openssl, socat and tinyproxy (apt-get)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat tinyproxy; \
 	fi
-	@# A real tus server from PyPI, which a test uploads to (Tests/Peers/tus_server.py).
-	@python3 -c 'import tuspyserver, uvicorn' 2>/dev/null || { echo "installing tuspyserver and uvicorn (pip)"; python3 -m pip install -q tuspyserver==4.4.3 uvicorn==0.54.0; }
+	@# Real servers from PyPI that tests talk to: a tus server (Tests/Peers/tus_server.py) and S3 (moto).
+	@python3 -c 'import tuspyserver, uvicorn, moto.server, boto3' 2>/dev/null || { echo "installing tuspyserver, uvicorn, moto and boto3 (pip)"; \
+		python3 -m pip install -q tuspyserver==4.4.3 uvicorn==0.54.0 'moto[server]==5.2.1' boto3; }
 
 # Release binaries with the Swift runtime, Foundation and Dispatch linked in, so that they run where
 # no Swift toolchain is installed: they need only glibc, libstdc++, libcurl4 and libsystemd0, which
