@@ -71,6 +71,26 @@ import TransferProtocol
         #expect(saved == (try Data(contentsOf: URL(fileURLWithPath: daemon.destination("curl.tar.gz")))))
     }
 
+    /// URLs as written: a percent-encoded path and query reach the server once encoded, directly
+    /// and through a relative redirect, whose target the later ranges use without the redirect.
+    @Test func urlsAreSentAsWrittenAndRedirectsFollowedOnce() async throws {
+        let (daemon, nginx) = try await started()
+        defer { nginx.stop(); daemon.cleanUp() }
+        let big = (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+        try nginx.serve(big, at: "für x.bin")
+        let direct = try daemon.submit(nginx.url("f%C3%BCr%20x.bin?b=%2F"), to: daemon.destination("direct"))
+        #expect(try await daemon.waitForTerminal(direct.id, seconds: 30).state == .completed)
+        let moved = try daemon.submit(nginx.url("moved"), to: daemon.destination("moved"))
+        let ended = try await daemon.waitForTerminal(moved.id, seconds: 30)
+        #expect(ended.state == .completed, "\(ended.error?.message ?? "")")
+        #expect(ended.finalUrl == nginx.url("f%C3%BCr%20x.bin?b=%2F"))
+        let log = nginx.accessLog
+        #expect(log.allSatisfy { !$0.contains("%25") }, "nothing is escaped twice: \(log)")
+        #expect(log.filter { $0.contains(" /moved ") }.count == 1, "one redirect for every range: \(log)")
+        #expect(log.filter { $0.contains("/f%C3%BCr%20x.bin?b=%2F 206") || $0.contains("/f%C3%BCr%20x.bin?b=%2F 200") }.count >= 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.destination("moved"))) == Data(big))
+    }
+
     @Test func untrustedCertificateFailsAsTLSOnTheFirstAttempt() async throws {
         let (daemon, nginx) = try await started()
         defer { nginx.stop(); daemon.cleanUp() }

@@ -49,7 +49,8 @@ final class Nginx: @unchecked Sendable {
             daemon off; master_process off; pid \(d)/nginx.pid; error_log \(d)/error.log;
             events {}
             http {
-              access_log \(d)/access.log;
+              log_format raw '$request_method $request_uri $status';
+              access_log \(d)/access.log raw;
               client_body_temp_path \(d)/tmp; proxy_temp_path \(d)/tmp; fastcgi_temp_path \(d)/tmp;
               uwsgi_temp_path \(d)/tmp; scgi_temp_path \(d)/tmp;
               server {
@@ -57,6 +58,7 @@ final class Nginx: @unchecked Sendable {
                 root \(root);
                 location /private/ { auth_basic "transferd tests"; auth_basic_user_file \(d)/htpasswd; }
                 location /coded/ { add_header Content-Encoding gzip; }
+                location = /moved { return 302 "sub/../f%C3%BCr%20x.bin?b=%2F"; }
               }
               server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
