@@ -40,15 +40,33 @@ final class LimitsMonitor: @unchecked Sendable {
     private static func exceeded(_ context: TransferContext, now: UInt64, wallClock: Date) -> TransferFailure? {
         if let deadline = context.request.deadline, wallClock >= deadline { return outOfTime(deadline) }
         let limits = context.request.limits
+        // With helper connections, their bytes count too: the attempt may be waiting for them.
+        let offset = context.attempt.offset + (context.segments?.bytesAhead ?? 0)
+        if offset != context.lastProgress.offset {
+            context.lastProgress = (now, offset)
+        } else if let idle = idleFailure(since: context.lastProgress.time, now: now, idleTimeout: limits.idleTimeout, host: context.request.url.host) {
+            return idle
+        }
         guard limits.lowSpeedBytesPerSecond > 0 else { return nil }
         let elapsed = Double(now &- context.stallWindow.start) / 1e9
         guard elapsed >= limits.lowSpeedTime else { return nil }
-        // With helper connections, their bytes count too: the attempt may be waiting for them.
-        let offset = context.attempt.offset + (context.segments?.bytesAhead ?? 0)
         let rate = Double(offset - context.stallWindow.offset) / elapsed
         context.stallWindow = (now, offset)
         guard rate < Double(limits.lowSpeedBytesPerSecond) else { return nil }
         return tooSlow(context.request, rate: rate, elapsed: elapsed, verb: "sent")
+    }
+
+    /// Past FoundationNetworking's own idle timer, with some grace: a request that waits for
+    /// something that never comes (an answer to a login challenge the session cannot give, say)
+    /// fails as `timeout`, and is retried, instead of leaving the job running for ever.
+    static func idleFailure(since: UInt64, now: UInt64, idleTimeout: Double, host: String?) -> TransferFailure? {
+        let grace = 5.0
+        let idle = Double(now &- since) / 1e9
+        guard idleTimeout > 0, idle >= idleTimeout + grace else { return nil }
+        return .transient(
+            JobError(
+                code: .timeout,
+                message: "\(host ?? "the server") sent nothing for \(Int(idle)) s (the idle timeout, idle_timeout_seconds)"))
     }
 
     /// The failure of a transfer past its deadline or maximum time: final.

@@ -43,6 +43,9 @@ final class TransferContext: @unchecked Sendable {
     let sink: ByteSink
     /// The start of the window the low-speed limit measures: a time and the offset then.
     var stallWindow: (start: UInt64, offset: Int64)
+    /// When the transfer last got further (or sent a request), and its offset then: the idle limit
+    /// the limits monitor holds, whatever FoundationNetworking's own timer does.
+    var lastProgress: (time: UInt64, offset: Int64)
     /// Spaces the segments to the transfer's rate limit.
     var pacer = RatePacer()
     /// Set once the server showed it ignores ranges: then a rate limit cannot be held.
@@ -59,6 +62,7 @@ final class TransferContext: @unchecked Sendable {
         self.attempt = attempt
         self.sink = sink
         self.stallWindow = (MonotonicClock.nanoseconds(), attempt.offset)
+        self.lastProgress = (stallWindow.start, stallWindow.offset)
     }
 
     var phase: Phase { control.withLock { $0.phase } }

@@ -89,6 +89,7 @@ extension TransferRunner {
         context.leadAsked = plan.range.map { $0.upperBound + 1 } ?? context.attempt.offset
         let now = MonotonicClock.nanoseconds()
         context.stallWindow = (now, context.attempt.offset)
+        context.lastProgress = (now, context.attempt.offset)
         context.pacer.requestSent(at: now, offset: context.attempt.offset)
         registry.register(task: task.taskIdentifier, for: context)
         // Resumed under the lock that cancel and shutdown take, so that they find either no task

@@ -105,3 +105,16 @@ struct FailureClassifierTests {
         #expect(LoginChallenge.answer(method: basic, previousFailures: 0, url: nil) == .refuse)
     }
 }
+
+/// The engine's own idle limit, behind FoundationNetworking's timer.
+@Suite("Limits monitor: idle")
+struct LimitsMonitorIdleTests {
+    @Test func aTransferThatGetsNowhereTimesOutAfterTheIdleTimeoutAndGrace() throws {
+        let second: UInt64 = 1_000_000_000
+        #expect(LimitsMonitor.idleFailure(since: 0, now: 24 * second, idleTimeout: 20, host: "h") == nil)
+        let failure = try #require(LimitsMonitor.idleFailure(since: 0, now: 25 * second, idleTimeout: 20, host: "h"))
+        #expect(failure.error.code == .timeout && failure.retryable)
+        #expect(failure.error.message.contains("idle_timeout_seconds"))
+        #expect(LimitsMonitor.idleFailure(since: 0, now: 1_000 * second, idleTimeout: 0, host: "h") == nil)
+    }
+}
