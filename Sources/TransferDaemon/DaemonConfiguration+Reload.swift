@@ -42,12 +42,14 @@ extension DaemonConfiguration {
         applied.maxRequestBytes = new.maxRequestBytes
         applied.maxConnectionsPerUser = new.maxConnectionsPerUser
         applied.maxJobsPerUser = new.maxJobsPerUser
+        applied.journalBytesPerUser = new.journalBytesPerUser
         applied.maxJsonDepth = new.maxJsonDepth
         // Read at each submit and each transfer start; running transfers keep the directory they opened.
         applied.allowedRoots = new.allowedRoots
         // Read at each hand-off of a file to upload.
         applied.uploadSpoolBytesPerUser = new.uploadSpoolBytesPerUser
         applied.uploadSpoolBytesTotal = new.uploadSpoolBytesTotal
+        applied.uploadSpoolFilesPerUser = new.uploadSpoolFilesPerUser
         // Read by each running transfer after each segment.
         applied.maxRate = new.maxRate
         applied.backgroundMaxRate = new.backgroundMaxRate

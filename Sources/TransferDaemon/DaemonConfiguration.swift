@@ -40,6 +40,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var maxRequestBytes = Limits.maxRequestLineBytes
     package var maxConnectionsPerUser = 64
     package var maxJobsPerUser = 10_000
+    /// Journal bytes one user's jobs may hold, finished and cancelled ones included.
+    package var journalBytesPerUser = 64 << 20
     package var maxJsonDepth = Limits.maxJSONDepth
     package var hooks: [HookConfiguration] = []
     /// Entries of `HostRule`'s forms; empty: any host the other rules allow.
@@ -55,6 +57,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     /// Bytes of files to upload the spool holds for one user, and for everyone.
     package var uploadSpoolBytesPerUser = 8 << 30
     package var uploadSpoolBytesTotal = 32 << 30
+    /// Files (hand-offs and the copies of unfinished uploads) the spool holds for one user.
+    package var uploadSpoolFilesPerUser = 1000
     /// Bytes of an upload's response body kept in the job.
     package var uploadResponseBodyBytes = 64 << 10
     /// Bytes per second all transfers share, and the background class shares; nil: no limit.
@@ -83,6 +87,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "upload_spool_bytes_per_user", "upload_spool_bytes_total", "upload_response_body_bytes",
         "max_connections_per_host", "segments",
         "max_rate", "background_max_rate", "rate_windows",
+        "journal_bytes_per_user", "upload_spool_files_per_user",
     ]
 
     var core: CoreConfiguration {
@@ -101,6 +106,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
             maxJobsPerUser: maxJobsPerUser, allowedRoots: allowedRoots)
         core.maxConnectionsPerHost = maxConnectionsPerHost
         core.segments = segments
+        core.journalBytesPerUser = journalBytesPerUser
         return core
     }
 
@@ -116,7 +122,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
     }
 
     var spoolQuota: Spool.Quota {
-        Spool.Quota(perUser: Int64(uploadSpoolBytesPerUser), total: Int64(uploadSpoolBytesTotal), diskReserve: Int64(diskReserveBytes))
+        var quota = Spool.Quota(perUser: Int64(uploadSpoolBytesPerUser), total: Int64(uploadSpoolBytesTotal), diskReserve: Int64(diskReserveBytes))
+        quota.filesPerUser = uploadSpoolFilesPerUser
+        return quota
     }
 
     var logLevelValue: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
@@ -292,6 +300,8 @@ extension DaemonConfiguration {
         config.maxRequestBytes = try int("max_request_bytes", config.maxRequestBytes, 1024...(64 << 20))
         config.maxConnectionsPerUser = try int("max_connections_per_user", config.maxConnectionsPerUser, 1...65536)
         config.maxJobsPerUser = try int("max_jobs_per_user", config.maxJobsPerUser, 1...10_000_000)
+        config.journalBytesPerUser = try int("journal_bytes_per_user", config.journalBytesPerUser, (64 << 10)...(1 << 40))
+        config.uploadSpoolFilesPerUser = try int("upload_spool_files_per_user", config.uploadSpoolFilesPerUser, 1...1_000_000)
         // The request object and its params are two levels; no request of the protocol needs more than four.
         config.maxJsonDepth = try int("max_json_depth", config.maxJsonDepth, 4...512)
         guard config.rootReservedConnections < config.maxConnections else {
