@@ -58,6 +58,31 @@ extension TransferManager {
         return job
     }
 
+    /// At start-up: puts back the large fields of the unfinished jobs `recovered` whose records
+    /// keep them apart; a missing or unreadable one is damage.
+    static func attachRequests(to recovered: inout [JobRecord], from journal: Journal, decoder: JSONDecoder) throws(JournalError) {
+        for index in recovered.indices where recovered[index].detached == true {
+            let key = recovered[index].requestKey
+            do {
+                guard let request = journal.value(forKey: key) else {
+                    throw JournalError(code: .corrupt, message: "no \(key) record")
+                }
+                recovered[index].attach(try decoder.decode(JobRequestRecord.self, from: Data(request)))
+            } catch {
+                throw JournalError(
+                    code: .corrupt,
+                    message: "the journal \(journal.path) holds no readable \(key) record for an unfinished job (\(error)); "
+                        + "run the transferd version that wrote it, or move the journal aside")
+            }
+        }
+    }
+
+    /// At start-up: the deletes of large fields whose job is gone (a crash between the two deletes).
+    static func orphanedRequests(_ ids: some Sequence<String>, jobs: [String]) -> [Journal.Change] {
+        let known = Set(jobs)
+        return ids.filter { !known.contains($0) }.map { .delete(key: JobRecord.requestKey($0)) }
+    }
+
     /// A job's whole record as the journal holds it; nil when it holds none (or none readable).
     static func readRecord(_ id: String, from journal: Journal) -> JobRecord? {
         guard let value = journal.value(forKey: JobRecord.journalKey(id)) else { return nil }

@@ -130,20 +130,7 @@ public actor TransferManager {
             }
         }
         // The large fields of unfinished jobs, read once the file is no longer mapped for the scan.
-        for index in recovered.indices where recovered[index].detached == true {
-            let key = recovered[index].requestKey
-            do {
-                guard let request = journal.value(forKey: key) else {
-                    throw JournalError(code: .corrupt, message: "no \(key) record")
-                }
-                recovered[index].attach(try decoder.decode(JobRequestRecord.self, from: Data(request)))
-            } catch {
-                throw JournalError(
-                    code: .corrupt,
-                    message: "the journal \(journal.path) holds no readable \(key) record for an unfinished job (\(error)); "
-                        + "run the transferd version that wrote it, or move the journal aside")
-            }
-        }
+        try Self.attachRequests(to: &recovered, from: journal, decoder: decoder)
         held = holdRecord
         if holdRecord { logger.notice("new transfers are held (transferctl pause --all); transferctl resume --all lifts the hold") }
         if let sequenceRecord {
@@ -168,11 +155,7 @@ public actor TransferManager {
         // Written once the spool holds only what unfinished uploads need: start-up frees space
         // before it asks for any (a full disk must not keep the daemon from starting).
         var startupChanges: [Journal.Change] = [Self.reservation(reservedSeq)]
-        // Large fields whose job is gone (a crash between the two deletes) are dropped.
-        let jobKeys = Set(finished.map { JobRecord.journalKey($0.id) } + recovered.map(\.journalKey))
-        for id in requestSizes.keys where !jobKeys.contains(JobRecord.journalKey(id)) {
-            startupChanges.append(.delete(key: JobRecord.requestKey(id)))
-        }
+        startupChanges += Self.orphanedRequests(requestSizes.keys, jobs: finished.map(\.id) + recovered.map(\.id))
         var requeued: [JobRecord] = []
         var refused: Set<String> = []
         for var job in recovered {
