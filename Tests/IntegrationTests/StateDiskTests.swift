@@ -101,6 +101,7 @@ struct StateDiskTests {
         }
         try await daemon.start()
         let first = try daemon.submit(attackParams(daemon, 0))
+        let second = try daemon.submit(attackParams(daemon, 100))
         // Full to the last byte: submits are refused, the daemon stays up.
         let filler = disk.fill()
         var refusals = 0
@@ -114,6 +115,13 @@ struct StateDiskTests {
         }
         #expect(refusals > 0)
         #expect(try daemon.job(first.id).state == .queued, "status answers")
+        // A cancel on the full disk is done at once; its record is saved, or waits for space and says so.
+        do {
+            #expect(try daemon.client().call(Cancel.self, .init(id: second.id)).job.state == .cancelled)
+        } catch ControlClientError.rpc(let error) {
+            #expect(error.code == .insufficientSpace && error.message.contains("is cancelled"), "\(error.message)")
+        }
+        #expect(try daemon.job(second.id).state == .cancelled)
         #expect(daemon.process?.isRunning == true, "\(daemon.log)")
         // Stopped with a torn record at the journal's end, and started again on the full disk.
         #expect(daemon.terminate() == 0)

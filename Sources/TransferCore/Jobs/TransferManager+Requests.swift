@@ -283,6 +283,12 @@ extension TransferManager {
         } catch {
             // The job is cancelled here and now; only its record waits (in memory) for space.
             enqueue(event)
+            if let journalError = error as? JournalError, journalError.code == .noSpace {
+                throw CoreError(
+                    .insufficientSpace,
+                    "job \(id) is cancelled, but the state directory's filesystem (\(journal.directory)) has no room to save that yet: "
+                        + "it is saved as soon as space is freed there; if transferd restarts before, the job comes back and has to be cancelled again")
+            }
             throw Self.notSaved(error, what: "job \(id) is cancelled, but the cancellation")
         }
         logger(forJob: id).info("job cancelled")
