@@ -42,6 +42,7 @@ extension DaemonConfiguration {
         applied.maxRequestBytes = new.maxRequestBytes
         applied.maxConnectionsPerUser = new.maxConnectionsPerUser
         applied.maxJobsPerUser = new.maxJobsPerUser
+        applied.journalBytesPerUser = new.journalBytesPerUser
         applied.maxJsonDepth = new.maxJsonDepth
         // Read at each submit and each transfer start; running transfers keep the directory they opened.
         applied.allowedRoots = new.allowedRoots
@@ -53,6 +54,7 @@ extension DaemonConfiguration {
         // Read at each connection the metrics listener accepts.
         applied.metricsMaxConnections = new.metricsMaxConnections
         applied.metricsIdleTimeoutSeconds = new.metricsIdleTimeoutSeconds
+        applied.uploadSpoolFilesPerUser = new.uploadSpoolFilesPerUser
         // Read by each running transfer after each segment.
         applied.maxRate = new.maxRate
         applied.backgroundMaxRate = new.backgroundMaxRate

@@ -40,6 +40,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var maxRequestBytes = Limits.maxRequestLineBytes
     package var maxConnectionsPerUser = 64
     package var maxJobsPerUser = 10_000
+    /// Journal bytes one user's jobs may hold, finished and cancelled ones included.
+    package var journalBytesPerUser = 64 << 20
     package var maxJsonDepth = Limits.maxJSONDepth
     package var hooks: [HookConfiguration] = []
     /// Entries of `HostRule`'s forms; empty: any host the other rules allow.
@@ -70,6 +72,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     /// Bytes of files to upload the spool holds for one user, and for everyone.
     package var uploadSpoolBytesPerUser = 8 << 30
     package var uploadSpoolBytesTotal = 32 << 30
+    /// Files (hand-offs and the copies of unfinished uploads) the spool holds for one user.
+    package var uploadSpoolFilesPerUser = 1000
     /// Bytes of an upload's response body kept in the job.
     package var uploadResponseBodyBytes = 64 << 10
     /// Bytes per second all transfers share, and the background class shares; nil: no limit.
@@ -100,6 +104,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "max_rate", "background_max_rate", "rate_windows",
         "metrics_max_connections", "metrics_idle_timeout_seconds", "max_upload_handoffs_per_user", "upload_handoff_timeout_seconds",
         "http_proxy", "https_proxy", "no_proxy", "ca_file", "client_certificates",
+        "journal_bytes_per_user", "upload_spool_files_per_user",
     ]
 
     var core: CoreConfiguration {
@@ -118,6 +123,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
             maxJobsPerUser: maxJobsPerUser, allowedRoots: allowedRoots)
         core.maxConnectionsPerHost = maxConnectionsPerHost
         core.segments = segments
+        core.journalBytesPerUser = journalBytesPerUser
         return core
     }
 
@@ -133,7 +139,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
     }
 
     var spoolQuota: Spool.Quota {
-        Spool.Quota(perUser: Int64(uploadSpoolBytesPerUser), total: Int64(uploadSpoolBytesTotal), diskReserve: Int64(diskReserveBytes))
+        var quota = Spool.Quota(perUser: Int64(uploadSpoolBytesPerUser), total: Int64(uploadSpoolBytesTotal), diskReserve: Int64(diskReserveBytes))
+        quota.filesPerUser = uploadSpoolFilesPerUser
+        return quota
     }
 
     var logLevelValue: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
@@ -315,6 +323,8 @@ extension DaemonConfiguration {
         config.metricsIdleTimeoutSeconds = try int("metrics_idle_timeout_seconds", config.metricsIdleTimeoutSeconds, 1...3600)
         config.maxUploadHandoffsPerUser = try int("max_upload_handoffs_per_user", config.maxUploadHandoffsPerUser, 1...UploadHandoffServer.maxOpenHandoffs)
         config.uploadHandoffTimeoutSeconds = try int("upload_handoff_timeout_seconds", config.uploadHandoffTimeoutSeconds, 1...300)
+        config.journalBytesPerUser = try int("journal_bytes_per_user", config.journalBytesPerUser, (64 << 10)...(1 << 40))
+        config.uploadSpoolFilesPerUser = try int("upload_spool_files_per_user", config.uploadSpoolFilesPerUser, 1...1_000_000)
         // The request object and its params are two levels; no request of the protocol needs more than four.
         config.maxJsonDepth = try int("max_json_depth", config.maxJsonDepth, 4...512)
         guard config.rootReservedConnections < config.maxConnections else {

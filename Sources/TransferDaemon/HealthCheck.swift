@@ -46,6 +46,11 @@ final class HealthCheck: Sendable {
         waitingOn.withLock { $0 = "the core" }
         _ = await manager.counts
         waitingOn.withLock { $0 = "the journal" }
-        try await journal.sync()
+        do {
+            try await journal.sync()
+        } catch let error as JournalError where error.code == .noSpace {
+            // The writer answered: a full disk refuses new work, it does not make the daemon one
+            // for the watchdog to restart (a restart would not free any space).
+        }
     }
 }

@@ -13,6 +13,8 @@ public struct CoreConfiguration: Sendable, Equatable {
     public var eventRetention: Duration = .seconds(30 * 24 * 3600)
     /// Unfinished (queued, running, waiting) jobs one user may have.
     public var maxJobsPerUser = 10_000
+    /// Journal bytes one user's jobs may hold, finished ones included (`journal_bytes_per_user`).
+    public var journalBytesPerUser = Int.max
 
     /// Retry defaults for jobs that do not set their own limits.
     public var retry = RetryPolicy()

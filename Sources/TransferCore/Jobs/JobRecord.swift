@@ -76,6 +76,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// True while a background transfer that yielded its slot waits to continue: it is queued at
     /// the front of its class, also after a restart. Nil otherwise.
     public var yielded: Bool?
+    /// True when the headers (and an upload's answer) are journaled apart, under `requestKey`;
+    /// nil in records from before the split, which hold them inline.
+    public var detached: Bool?
 
     /// When the job fails as `time_limit`: its time limit or its deadline, whichever is first.
     func endOfTime(maxTime: Double) -> Date {

@@ -15,6 +15,8 @@ struct JobTable {
     private var writers: [String: String] = [:]
     /// Owner → how many unfinished jobs they have.
     private var unfinishedPerOwner: [UInt32: Int] = [:]
+    /// Owner → the journal bytes their jobs hold, finished ones included (`journal_bytes_per_user`).
+    private var bytesPerOwner: [UInt32: Int] = [:]
     /// Unfinished jobs that are paused.
     private(set) var pausedCount = 0
     /// A session's finished jobs whose terminal event it has not acknowledged: what `subscribe`
@@ -50,6 +52,7 @@ struct JobTable {
                 unfinished[id] = job
                 if !job.isUpload { writers[job.destination] = id }
                 unfinishedPerOwner[job.owner, default: 0] += 1
+                bytesPerOwner[job.owner, default: 0] += job.journalWeight
                 if job.paused == true { pausedCount += 1 }
             }
         }
@@ -64,6 +67,7 @@ struct JobTable {
     mutating func insertFinished(_ id: String, _ summary: FinishedJob) {
         remove(id)
         finished[id] = summary
+        bytesPerOwner[summary.owner, default: 0] += Int(summary.weight)
         if let key = summary.unacknowledgedSession { unacknowledged[key, default: []].insert(id) }
         if summary.hookPending { hooksDue.insert(id) }
     }
@@ -73,8 +77,10 @@ struct JobTable {
             if !old.isUpload, writers[old.destination] == id { writers[old.destination] = nil }
             let left = (unfinishedPerOwner[old.owner] ?? 1) - 1
             unfinishedPerOwner[old.owner] = left > 0 ? left : nil
+            release(old.journalWeight, of: old.owner)
             if old.paused == true { pausedCount -= 1 }
         } else if let old = finished.removeValue(forKey: id) {
+            release(Int(old.weight), of: old.owner)
             if let key = old.unacknowledgedSession {
                 unacknowledged[key]?.remove(id)
                 if unacknowledged[key]?.isEmpty == true { unacknowledged[key] = nil }
@@ -82,6 +88,14 @@ struct JobTable {
             if old.hookPending { hooksDue.remove(id) }
         }
     }
+
+    private mutating func release(_ bytes: Int, of owner: UInt32) {
+        let left = (bytesPerOwner[owner] ?? 0) - bytes
+        bytesPerOwner[owner] = left > 0 ? left : nil
+    }
+
+    /// About how many journal bytes `owner`'s jobs hold, finished ones included.
+    func journalBytes(of owner: UInt32) -> Int { bytesPerOwner[owner] ?? 0 }
 
     /// The finished jobs of `owner`'s `session` whose terminal event the session has not acknowledged.
     func unacknowledged(owner: UInt32, session: String) -> [(id: String, summary: FinishedJob)] {
@@ -137,6 +151,8 @@ struct FinishedJob: Sendable, Equatable {
     var acknowledged: Bool
     var hookPending: Bool
     var session: String?
+    /// About how many journal bytes the job's record takes (its size on disk, read at start-up).
+    var weight: UInt32 = 0
 
     var finishedAt: Double? {
         get { finishedAtOrNaN.isNaN ? nil : finishedAtOrNaN }
@@ -180,5 +196,6 @@ struct FinishedJob: Sendable, Equatable {
             order: job.order, createdAt: job.createdAt.timeIntervalSince1970, finishedAt: job.finishedAt?.timeIntervalSince1970,
             eventSeq: job.eventSeq, owner: job.owner, state: job.state, acknowledged: job.acknowledged == true,
             hookPending: job.hookPending == true, session: job.session)
+        weight = UInt32(clamping: job.journalWeight)
     }
 }

@@ -57,7 +57,17 @@ extension TransferManager {
             outbox = []
             if batch.contains(where: \.type.isTerminal) {
                 // A failed sync stops the daemon (the journal's fatal handler): nothing is published then.
-                do { try await journal.sync() } catch { return }
+                // A full disk only delays the batch until its records are written.
+                while true {
+                    do {
+                        try await journal.sync()
+                        break
+                    } catch let error as JournalError where error.code == .noSpace {
+                        try? await Task.sleep(for: .seconds(1))
+                    } catch {
+                        return
+                    }
+                }
             }
             batch.forEach(hub.publish)
         }

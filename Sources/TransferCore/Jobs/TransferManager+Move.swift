@@ -57,7 +57,7 @@ extension TransferManager {
         do {
             try await commit(changes)
         } catch {
-            throw CoreError(.internalFailure, "the move could not be written to the journal (\(error))")
+            throw Self.notSaved(error, what: "the move")
         }
         logger(forJob: job.id).info("job moved", metadata: ["before": "\(target?.id ?? "all")", "position": "\(position)"])
         emit(.prioritized, jobs[job.id] ?? moved)

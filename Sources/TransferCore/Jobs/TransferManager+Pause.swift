@@ -71,7 +71,7 @@ extension TransferManager {
         do {
             try await commit(changes)
         } catch {
-            throw CoreError(.internalFailure, "the pause could not be written to the journal (\(error))")
+            throw Self.notSaved(error, what: "the pause")
         }
         if holdChanges { logger.notice("new transfers are held (pause --all); resume --all lifts the hold", metadata: ["uid": "\(caller)"]) }
         for id in announce {
@@ -114,7 +114,7 @@ extension TransferManager {
         do {
             try await commit(changes)
         } catch {
-            throw CoreError(.internalFailure, "the resume could not be written to the journal (\(error))")
+            throw Self.notSaved(error, what: "the resume")
         }
         if holdChanges { logger.notice("the hold on new transfers is lifted (resume --all)", metadata: ["uid": "\(caller)"]) }
         for id in resumed {

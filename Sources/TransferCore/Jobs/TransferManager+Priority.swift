@@ -25,7 +25,7 @@ extension TransferManager {
         do {
             try await commit([.put(key: job.journalKey, value: try encode(job))])
         } catch {
-            throw CoreError(.internalFailure, "the new priority could not be written to the journal (\(error))")
+            throw Self.notSaved(error, what: "the new priority")
         }
         if before != priority {
             logger(forJob: id).info("priority changed", metadata: ["from": "\(before.rawValue)", "to": "\(priority.rawValue)"])

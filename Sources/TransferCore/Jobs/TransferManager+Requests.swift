@@ -58,9 +58,19 @@ extension TransferManager {
         }
         var accepted: [(index: Int, job: JobRecord, url: URL)] = []
         var answersExisting = false
+        // Checked once for the batch: new work is refused before the journal's filesystem fills up.
+        let spaceProblem: CoreError?
+        do throws(CoreError) {
+            try ensureSpace(forRecordOf: batch.reduce(0) { $0 + $1.journalWeight })
+            spaceProblem = nil
+        } catch {
+            spaceProblem = error
+        }
         for (index, params) in batch.enumerated() {
             guard let url = urls[index] else { continue }
-            do {
+            do throws(CoreError) {
+                // A submit that an existing job answers adds nothing to the journal.
+                if let spaceProblem, !(params.replace != true && (params.id.map(jobs.contains) ?? false)) { throw spaceProblem }
                 switch try admit(params, url: url, owner: owner, group: group, destinationChecked: checked.contains(index)) {
                 case .existing(let job):
                     answersExisting = true
@@ -77,7 +87,9 @@ extension TransferManager {
         var encoded: [(index: Int, job: JobRecord, url: URL)] = []
         for (index, job, url) in accepted {
             do {
-                changes.append(.put(key: job.journalKey, value: try encode(job)))
+                // The large fields once, then the small state record every change rewrites.
+                let records = [try requestChange(job), .put(key: job.journalKey, value: try encode(job))]
+                changes.append(contentsOf: records)
                 encoded.append((index, job, url))
             } catch {
                 jobs[job.id] = nil
@@ -90,8 +102,15 @@ extension TransferManager {
             do {
                 try await commit(changes)
             } catch {
-                for (index, job, _) in accepted { jobs[job.id] = nil; results[index] = .failure(Self.notWritten(error)) }
-                for index in results.indices { if case .success = results[index] { results[index] = .failure(Self.notWritten(error)) } }
+                let refusal = Self.notSaved(error, what: "the job")
+                // Records kept for a later write (the disk was full) must not bring refused jobs back.
+                journal.withdraw(keys: Set(accepted.flatMap { [$0.job.journalKey, $0.job.requestKey] }))
+                for (index, job, _) in accepted {
+                    jobs[job.id] = nil
+                    if let name = job.spool { spool?.unclaim(name) }
+                    results[index] = .failure(refusal)
+                }
+                for index in results.indices { if case .success = results[index] { results[index] = .failure(refusal) } }
                 return results
             }
         }
@@ -110,10 +129,6 @@ extension TransferManager {
         }
         schedule()
         return results
-    }
-
-    private static func notWritten(_ error: any Error) -> CoreError {
-        CoreError(.internalFailure, "the job could not be written to the journal (\(error)); it was not accepted")
     }
 
     /// What checking one submit found: a job submitted before under the same id, or a new record.
@@ -192,6 +207,7 @@ extension TransferManager {
         }
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         try ensureRoom(for: owner)
+        try ensureBudget(of: owner, adding: params.journalWeight)
         try ensureNoWriter(of: destination, for: owner, otherwise: "choose another destination")
         if let replaced { forget([replaced]) }
         let id = params.id ?? newJobID()
@@ -206,6 +222,7 @@ extension TransferManager {
         job.limitRate = limitRate
         job.segments = segments
         job.cacert = params.cacert
+        job.detached = true
         nextOrder += 1
         return .new(job, url)
     }
@@ -271,7 +288,15 @@ extension TransferManager {
         do {
             try await commit([.put(key: job.journalKey, value: try encode(job))])
         } catch {
-            throw CoreError(.internalFailure, "the cancellation could not be written to the journal (\(error))")
+            // The job is cancelled here and now; only its record waits (in memory) for space.
+            enqueue(event)
+            if let journalError = error as? JournalError, journalError.code == .noSpace {
+                throw CoreError(
+                    .insufficientSpace,
+                    "job \(id) is cancelled, but the state directory's filesystem (\(journal.directory)) has no room to save that yet: "
+                        + "it is saved as soon as space is freed there; if transferd restarts before, the job comes back and has to be cancelled again")
+            }
+            throw Self.notSaved(error, what: "job \(id) is cancelled, but the cancellation")
         }
         logger(forJob: id).info("job cancelled")
         enqueue(event)

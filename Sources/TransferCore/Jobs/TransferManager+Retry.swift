@@ -19,9 +19,9 @@ extension TransferManager {
         let dropped = FinishedJob(job).unacknowledgedSession != nil
         forget([job])
         do {
-            try await commit([.delete(key: job.journalKey)])
+            try await commit(Self.deletions(of: job.id))
         } catch {
-            throw CoreError(.internalFailure, "the removal could not be written to the journal (\(error))")
+            throw Self.notSaved(error, what: "the removal")
         }
         logger(forJob: id).info("job removed")
         return (job.wireJob(), dropped)
@@ -56,9 +56,9 @@ extension TransferManager {
             latestSeq[id] = nil
         }
         do {
-            try await commit(chosen.map { .delete(key: JobRecord.journalKey($0)) })
+            try await commit(chosen.flatMap(Self.deletions(of:)))
         } catch {
-            throw CoreError(.internalFailure, "the removals could not be written to the journal (\(error))")
+            throw Self.notSaved(error, what: "the removals")
         }
         if !chosen.isEmpty { logger.info("finished jobs removed", metadata: ["count": "\(chosen.count)", "uid": "\(caller)"]) }
         return (chosen.count, dropped)
@@ -85,6 +85,7 @@ extension TransferManager {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; retry once it has restarted") }
         try ensureNoWriter(of: job.destination, for: job.owner, otherwise: "retry later")
         try ensureRoom(for: job.owner)
+        try ensureSpace(forRecordOf: job.journalWeight)
         if !Self.partialHolds(job) {
             job.checkpointBytes = 0
             job.parts = nil
@@ -110,7 +111,7 @@ extension TransferManager {
         do {
             try await commit([.put(key: job.journalKey, value: try encode(job))])
         } catch {
-            throw CoreError(.internalFailure, "the retry could not be written to the journal (\(error))")
+            throw Self.notSaved(error, what: "the retry")
         }
         logger(forJob: id).info("job queued again", metadata: ["bytes": "\(job.checkpointBytes)"])
         // A cancel may have come while the record was syncing.

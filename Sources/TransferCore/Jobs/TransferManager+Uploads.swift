@@ -41,6 +41,7 @@ extension TransferManager {
         if let session = params.session { try SubmitValidator.validateSession(session) }
         try SubmitValidator.validateRetryLimits(params.retry)
         try ensureRoom(for: owner)
+        try ensureBudget(of: owner, adding: params.journalWeight)
         let entry = try spool.claim(name, owner: owner)
         if let sha256, sha256 != entry.sha256 {
             spool.release(name)
@@ -61,6 +62,7 @@ extension TransferManager {
         job.contentType = params.contentType
         job.resumable = resumable == .auto ? nil : resumable
         job.sha256 = entry.sha256
+        job.detached = true
         nextOrder += 1
         return .new(job, url)
     }
@@ -97,6 +99,8 @@ extension TransferManager {
         job.checkpointBytes = bytes
         job.error = nil
         job.response = response
+        // The answer (up to upload_response_body_bytes) joins the large fields, written once.
+        if job.detached == true, let change = try? requestChange(job) { journal.write([change]) }
         releaseSpool(of: job)
         let event = ended(&job)
         save(job)

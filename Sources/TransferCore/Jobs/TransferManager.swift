@@ -87,15 +87,18 @@ public actor TransferManager {
         self.logger = logger
         self.hookSelector = hookSelector
         let decoder = WireCoding.decoder()
-        jobs = JobTable { [journal] id in
-            journal.value(forKey: JobRecord.journalKey(id)).flatMap { try? WireCoding.decoder().decode(JobRecord.self, from: Data($0)) }
-        }
+        jobs = JobTable { [journal] id in Self.readRecord(id, from: journal) }
         // Finished jobs are read as summaries (JobSummaryScan); only unfinished ones are decoded.
         var sequenceRecord: [UInt8]?
         var holdRecord = false
         var recovered: [JobRecord] = []
         var finished: [(id: String, summary: FinishedJob)] = []
+        var requestSizes: [String: Int] = [:]
         try journal.forEachLiveValue { key, value in
+            if key.hasPrefix("req/") {
+                requestSizes[String(key.dropFirst(4))] = value.count
+                return
+            }
             if key == Self.sequenceKey {
                 sequenceRecord = Array(value)
                 return
@@ -105,13 +108,20 @@ public actor TransferManager {
                 return
             }
             guard key.hasPrefix("job/") else { return }
-            if let summary = JobSummaryScan.summary(of: value), summary.state.isTerminal {
+            if var summary = JobSummaryScan.summary(of: value), summary.state.isTerminal {
+                summary.weight = UInt32(clamping: value.count)
                 finished.append((String(key.dropFirst(4)), summary))
                 return
             }
             do {
                 let job = try decoder.decode(JobRecord.self, from: Data(value))
-                if job.state.isTerminal { finished.append((job.id, FinishedJob(job))) } else { recovered.append(job) }
+                if job.state.isTerminal {
+                    var summary = FinishedJob(job)
+                    summary.weight = UInt32(clamping: value.count)
+                    finished.append((job.id, summary))
+                } else {
+                    recovered.append(job)
+                }
             } catch {
                 throw JournalError(
                     code: .corrupt,
@@ -119,6 +129,8 @@ public actor TransferManager {
                         + "run the transferd version that wrote it, or move the journal aside")
             }
         }
+        // The large fields of unfinished jobs, read once the file is no longer mapped for the scan.
+        try Self.attachRequests(to: &recovered, from: journal, decoder: decoder)
         held = holdRecord
         if holdRecord { logger.notice("new transfers are held (transferctl pause --all); transferctl resume --all lifts the hold") }
         if let sequenceRecord {
@@ -131,7 +143,8 @@ public actor TransferManager {
             lastSeq = reserved
         }
         jobs.reserveFinished(finished.count)
-        for (id, summary) in finished {
+        for (id, var summary) in finished {
+            summary.weight = summary.weight &+ UInt32(clamping: requestSizes[id] ?? 0)
             jobs.insertFinished(id, summary)
             nextOrder = max(nextOrder, summary.order + 1)
             if let seq = summary.eventSeq, seq < 1 << 62 { lastSeq = max(lastSeq, seq) }
@@ -139,7 +152,10 @@ public actor TransferManager {
         recovered.sort { $0.order < $1.order }
         lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).filter { $0 < 1 << 62 }.max() ?? 0)
         reservedSeq = lastSeq + Self.sequenceBlock
-        journal.write([Self.reservation(reservedSeq)])
+        // Written once the spool holds only what unfinished uploads need: start-up frees space
+        // before it asks for any (a full disk must not keep the daemon from starting).
+        var startupChanges: [Journal.Change] = [Self.reservation(reservedSeq)]
+        startupChanges += Self.orphanedRequests(requestSizes.keys, jobs: finished.map(\.id) + recovered.map(\.id))
         var requeued: [JobRecord] = []
         var refused: Set<String> = []
         for var job in recovered {
@@ -155,7 +171,7 @@ public actor TransferManager {
                     message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
                 lastSeq += 1
                 _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
-                if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
+                if let value = try? encoder.encode(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: Array(value))) }
                 PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
                 logger.error("journaled job refused at start-up", metadata: ["job": "\(job.id)", "error": "\(problem)"])
             } else if job.state == .running, let size = Self.landedSize(job) {
@@ -168,7 +184,7 @@ public actor TransferManager {
                 lastSeq += 1
                 _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
                 // Not written here, the check holds again on the next start if this one is lost.
-                if let value = try? encoder.encode(job) { journal.write([.put(key: job.journalKey, value: Array(value))]) }
+                if let value = try? encoder.encode(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: Array(value))) }
                 Self.logger(logger, forJob: job.id).info("job had landed before the restart", metadata: ["bytes": "\(size)", "destination": "\(job.destination)"])
             } else if job.state == .running, job.paused == true {
                 // Paused while its transfer was stopping: it stays paused, from its last checkpoint.
@@ -183,6 +199,7 @@ public actor TransferManager {
             nextOrder = max(nextOrder, job.order + 1)
         }
         Self.recoverSpool(spool, jobs: Array(jobs.unfinishedJobs), logger: logger)
+        journal.write(startupChanges)
         // A job whose start time is still ahead waits outside the queue (start() arms its timer).
         let now = Date()
         var queue = JobQueue()
@@ -278,7 +295,7 @@ public actor TransferManager {
             jobs[id] = nil
             latestSeq[id] = nil
         }
-        journal.write(expired.map { .delete(key: JobRecord.journalKey($0)) })
+        journal.write(expired.flatMap(Self.deletions(of:)))
         logger.debug("dropped expired jobs", metadata: ["count": "\(expired.count)"])
     }
 
@@ -362,7 +379,7 @@ public actor TransferManager {
     }
 
     func encode(_ job: JobRecord) throws -> [UInt8] {
-        Array(try encoder.encode(job))
+        Array(try encoder.encode(job.stateRecord))
     }
 
     func newJobID() -> String {

@@ -32,7 +32,11 @@ extension Journal {
         let (index, firstSequence, oldFD, oldSize) = state.withLock { ($0.index, $0.nextSequence, $0.fd, $0.statistics.fileBytes) }
         let temporary = temporaryPath
         let fd = open(temporary, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalError(code: .io, message: "compaction: \(FileIOError("open", temporary))") }
+        guard fd >= 0 else {
+            let error = FileIOError("open", temporary)
+            // No inode (or quota) left: the old journal is intact, compaction waits.
+            throw JournalError(code: FileIO.isOutOfSpace(error.errno) ? .noSpace : .io, message: "compaction: \(error)")
+        }
         var newFileOpen = true
         defer { if newFileOpen { close(fd) } }
         var mapping: UnsafeMutableRawPointer?
@@ -48,6 +52,7 @@ extension Journal {
         newIndex.reserveCapacity(index.count)
         var written = 0
         var sequence = firstSequence
+        var renamed = false
         do throws(FileIOError) {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(1 << 20 + 4096)
@@ -74,13 +79,18 @@ extension Journal {
             try FileIO.fsync(fd, path: temporary)
             if step == .temporarySynced { throw FileIOError(SimulatedCrashMarker()) }
             guard rename(temporary, path) == 0 else { throw FileIOError("rename", temporary) }
+            renamed = true
             if step == .renamed { throw FileIOError(SimulatedCrashMarker()) }
             try FileIO.syncDirectory(directory)
             if step == .directorySynced { throw FileIOError(SimulatedCrashMarker()) }
         } catch let error where error.errno == SimulatedCrashMarker.errnoValue {
             throw SimulatedCrash()
         } catch {
-            throw JournalError(code: .io, message: "compaction failed: \(error)")
+            // Until the rename, the old journal is whole and still the one written to: a
+            // filesystem without room for the copy only postpones compaction.
+            let postponed = !renamed && FileIO.isOutOfSpace(error.errno)
+            if postponed { unlink(temporary) }
+            throw JournalError(code: postponed ? .noSpace : .io, message: "compaction failed: \(error)")
         }
         // The new file is the journal now; append to it and read values from it from here on.
         newFileOpen = false

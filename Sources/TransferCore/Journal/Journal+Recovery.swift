@@ -145,7 +145,9 @@ extension Journal {
 
     /// Saves the bytes after `offset` (the torn tail, usually a part of one record) to
     /// `journal.torn-TIME`, keeps the newest `tornCopiesKept` such copies, then cuts the journal
-    /// at `offset`. A copy that cannot be written is removed, and start-up stops with what to free.
+    /// at `offset`. Start-up never needs free space: a copy the filesystem has no room for is
+    /// removed and the tail is cut without it (it was never acknowledged); a copy that cannot be
+    /// written for another reason stops start-up with what to fix.
     static func cutTornTail(path: String, directory: String, tail: [UInt8], offset: Int, logger: Logger) throws(JournalError) {
         var copy = path + ".torn-\(time(nil))"
         var suffix = 1
@@ -153,18 +155,22 @@ extension Journal {
             copy = path + ".torn-\(time(nil))-\(suffix)"
             suffix += 1
         }
+        var saved: String? = copy
         do throws(FileIOError) {
             try FileIO.writeFile(copy, tail)
             try FileIO.syncDirectory(directory)
+        } catch let error where FileIO.isOutOfSpace(error.errno) {
+            unlink(copy)
+            saved = nil
+            logger.error(
+                "the state directory's filesystem has no room for a copy of the journal's torn tail: it is cut off without one",
+                metadata: ["file": "\(path)", "offset": "\(offset)", "dropped_bytes": "\(tail.count)", "error": "\(error)"])
         } catch {
             unlink(copy)
-            let fix =
-                error.errno == ENOSPC || error.errno == EDQUOT
-                ? "the state directory's filesystem is full: free at least \(tail.count + 4096) bytes on the filesystem of \(directory) "
-                    + "(old \(FileIO.lastComponent(of: path)).torn-* copies there may go), then start transferd again"
-                : "make \(directory) writable by transferd, then start it again"
             throw JournalError(
-                code: .io, message: "cannot save the torn tail of the journal (\(tail.count) bytes) before cutting it off: \(error); \(fix)")
+                code: .io,
+                message: "cannot save the torn tail of the journal (\(tail.count) bytes) before cutting it off: \(error); "
+                    + "make \(directory) writable by transferd, then start it again")
         }
         do throws(FileIOError) {
             guard truncate(path, off_t(offset)) == 0 else { throw FileIOError("truncate", path) }
@@ -179,7 +185,7 @@ extension Journal {
         logger.warning(
             "journal had a torn tail (an interrupted write); cut it off",
             metadata: [
-                "file": "\(path)", "offset": "\(offset)", "dropped_bytes": "\(tail.count)", "copy": "\(copy)",
+                "file": "\(path)", "offset": "\(offset)", "dropped_bytes": "\(tail.count)", "copy": "\(saved ?? "none")",
                 "old_copies_removed": "\(removed)",
             ])
     }

@@ -18,6 +18,9 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
         case failed
         /// A key or value that cannot be stored.
         case invalidInput
+        /// The filesystem had no room for the records (`ENOSPC`, `EDQUOT`): they were not
+        /// written, the journal was cut back to its last complete record and keeps serving.
+        case noSpace
     }
 
     public var code: Code
@@ -32,8 +35,11 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
 /// on one serial queue, off the cooperative thread pool. The journal keeps where the latest value of
 /// every live key lies in the file (not the value: `value(forKey:)` reads it back), so it can
 /// compact itself: when the file grows well past what the live keys need, it copies them to a
-/// temporary file, syncs it, renames it over the journal and syncs the directory. Any failed write or sync is fatal: the journal refuses everything afterwards
-/// and reports the failure through `onFatal`.
+/// temporary file, syncs it, renames it over the journal and syncs the directory. A failed sync,
+/// or a write that fails for anything but space, is fatal: the journal refuses everything
+/// afterwards and reports the failure through `onFatal`. A write refused for space is not (see
+/// `Journal+Space.swift`): the file is cut back, the records wait in memory, and the writers
+/// that waited for them are told `.noSpace`.
 public final class Journal: Sendable {
     /// One change to commit.
     public enum Change: Sendable {
@@ -69,6 +75,8 @@ public final class Journal: Sendable {
         public var recordsWritten = 0
         public var compactions = 0
         public var fileBytes = 0
+        /// Batches whose write was refused for space (and cut back).
+        public var spaceRefusals = 0
     }
 
     /// What the writer and the readers share, under `state`'s lock.
@@ -85,6 +93,16 @@ public final class Journal: Sendable {
         var index: [String: Location]
         var liveBytes: Int
         var statistics = Statistics()
+        /// Set while records wait in `pending` because the last write was refused for space;
+        /// cleared by the next write that succeeds.
+        var shortOfSpace: JournalError?
+        /// While short of space, a drain with no waiter does not try again before this time
+        /// (monotonic nanoseconds); a timer tries then.
+        var retryWritesAt: UInt64 = 0
+        /// Whether the retry timer is set.
+        var retryArmed = false
+        /// A compaction refused for space is not tried again before this time (monotonic nanoseconds).
+        var compactAfter: UInt64 = 0
     }
 
     /// The journal file.
@@ -96,7 +114,7 @@ public final class Journal: Sendable {
     let queue = DispatchQueue(label: "transferd.journal")
     let policy: CompactionPolicy
     let logger: Logger
-    private let onFatal: @Sendable (JournalError) -> Void
+    let onFatal: @Sendable (JournalError) -> Void
     private let syncCounter = Counter(label: "transferd_journal_syncs_total")
     private let syncDuration = Metrics.Timer(label: "transferd_journal_sync_duration_seconds")
 
@@ -193,17 +211,22 @@ public final class Journal: Sendable {
 
     // MARK: - Writing
 
-    private func drain() {
+    func drain() {
         while true {
-            let (changes, waiters, fd, failed, start) = state.withLock { state in
-                let taken = (state.pending, state.waiters, state.fd, state.failure != nil, state.statistics.fileBytes)
+            let (changes, waiters, fd, failed, start, postponed) = state.withLock { state in
+                // Short of space, records without a waiter wait for the retry timer, not for every progress write.
+                if state.shortOfSpace != nil && state.waiters.isEmpty && MonotonicClock.nanoseconds() < state.retryWritesAt {
+                    state.drainScheduled = false
+                    return ([Change](), [CheckedContinuation<Void, any Error>](), state.fd, false, 0, true)
+                }
+                let taken = (state.pending, state.waiters, state.fd, state.failure != nil, state.statistics.fileBytes, false)
                 state.writing = state.pending
                 state.pending = []
                 state.waiters = []
                 if taken.0.isEmpty && taken.1.isEmpty { state.drainScheduled = false }
                 return taken
             }
-            if changes.isEmpty && waiters.isEmpty { return }
+            if postponed || (changes.isEmpty && waiters.isEmpty) { return }
             if failed {
                 let error = JournalError(code: .failed, message: "the journal failed earlier")
                 waiters.forEach { $0.resume(throwing: error) }
@@ -237,29 +260,36 @@ public final class Journal: Sendable {
                     var next = locations.makeIterator()
                     for change in changes { Self.apply(change, at: &next, to: &state) }
                     state.writing = []
+                    state.shortOfSpace = nil
                     state.statistics.syncs += 1
                     state.statistics.recordsWritten += changes.count
                     state.statistics.fileBytes += bytes.count
                     return state.statistics.fileBytes >= policy.minimumBytes
                         && state.statistics.fileBytes >= policy.ratio * max(state.liveBytes, 1)
+                        && MonotonicClock.nanoseconds() >= state.compactAfter
                 }
                 waiters.forEach { $0.resume() }
                 if shouldCompact {
                     do {
                         try compactNow(stopAfter: nil)
+                    } catch let error as JournalError where error.code == .noSpace {
+                        compactionRefusedForSpace(error)
                     } catch let error as JournalError {
                         fail(error, waiters: [])
                     } catch {
                         fail(JournalError(code: .io, message: "compaction failed: \(error)"), waiters: [])
                     }
                 }
+            } catch let error where error.operation == "write" && FileIO.isOutOfSpace(error.errno) {
+                // Not fatal (design rule 4): nothing of this batch was acknowledged.
+                guard writeRefusedForSpace(error, changes: changes, waiters: waiters, cutBackTo: start, fd: fd) else { return }
             } catch {
                 fail(JournalError(code: .io, message: "journal write failed: \(error)"), waiters: waiters)
             }
         }
     }
 
-    private func fail(_ error: JournalError, waiters: [CheckedContinuation<Void, any Error>]) {
+    func fail(_ error: JournalError, waiters: [CheckedContinuation<Void, any Error>]) {
         state.withLock { state in if state.failure == nil { state.failure = error } }
         logger.critical("journal failure: nothing more will be acknowledged", metadata: ["error": "\(error.message)"])
         waiters.forEach { $0.resume(throwing: error) }

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +23,11 @@ public struct FileIOError: Error, CustomStringConvertible, Sendable {
 enum FileIO {
     /// Writes every byte, retrying short writes and EINTR.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileIOError) {
+        if let code = FileIOFaults.fault("write", path: path) {
+            // As a full disk does: part of the bytes land before the write is refused.
+            _ = write(fd, bytes.baseAddress, bytes.count / 2)
+            throw FileIOError("write", path, errno: code)
+        }
         var written = 0
         while written < bytes.count {
             let n = write(fd, bytes.baseAddress.map { $0 + written }, bytes.count - written)
@@ -35,6 +41,10 @@ enum FileIO {
 
     /// Writes every byte at `offset`, leaving the file position alone; retries short writes and EINTR.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws(FileIOError) {
+        if let code = FileIOFaults.fault("write", path: path) {
+            _ = pwrite(fd, bytes.baseAddress, bytes.count / 2, off_t(offset))
+            throw FileIOError("write", path, errno: code)
+        }
         var written = 0
         while written < bytes.count {
             let n = pwrite(fd, bytes.baseAddress.map { $0 + written }, bytes.count - written, off_t(offset) + off_t(written))
@@ -55,10 +65,12 @@ enum FileIO {
     }
 
     static func fdatasync(_ fd: Int32, path: String) throws(FileIOError) {
+        if let code = FileIOFaults.fault("fdatasync", path: path) { throw FileIOError("fdatasync", path, errno: code) }
         guard Glibc.fdatasync(fd) == 0 else { throw FileIOError("fdatasync", path) }
     }
 
     static func fsync(_ fd: Int32, path: String) throws(FileIOError) {
+        if let code = FileIOFaults.fault("fsync", path: path) { throw FileIOError("fsync", path, errno: code) }
         guard Glibc.fsync(fd) == 0 else { throw FileIOError("fsync", path) }
     }
 
@@ -100,6 +112,12 @@ enum FileIO {
         try fsync(fd, path: path)
     }
 
+    /// Whether `error` says the filesystem is out of blocks or inodes, or the owner's quota is used
+    /// up: a refusal to retry once space is back, not a failing device.
+    static func isOutOfSpace(_ code: Int32) -> Bool {
+        code == ENOSPC || code == EDQUOT
+    }
+
     /// Bytes an unprivileged user may still write on the filesystem holding `path`; nil when unknown.
     static func availableBytes(_ path: String) -> Int64? {
         var info = statvfs()
@@ -123,5 +141,44 @@ enum FileIO {
     static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
+    }
+}
+
+/// Failures injected into `FileIO`'s writes and syncs, for tests of full disks and failing
+/// devices: a rule fails the calls of one operation on paths starting with a prefix, `count` times.
+enum FileIOFaults {
+    struct Rule: Sendable {
+        var operation: String
+        var pathPrefix: String
+        var errno: Int32
+        var count: Int
+    }
+
+    private static let rules = Mutex<[Rule]>([])
+    /// Read without the lock on every call: the hot paths pay one atomic load when no rule is set.
+    private static let armed = Atomic<Bool>(false)
+
+    /// Fails the next `count` calls of `operation` (`write`, `fsync`, `fdatasync`) on paths starting with `pathPrefix`.
+    static func inject(_ operation: String, pathPrefix: String, errno: Int32, count: Int = 1) {
+        rules.withLock { $0.append(Rule(operation: operation, pathPrefix: pathPrefix, errno: errno, count: count)) }
+        armed.store(true, ordering: .releasing)
+    }
+
+    /// Removes every rule.
+    static func clear() {
+        rules.withLock { $0.removeAll() }
+        armed.store(false, ordering: .releasing)
+    }
+
+    /// The errno a rule makes this call fail with, if one does.
+    static func fault(_ operation: String, path: String) -> Int32? {
+        guard armed.load(ordering: .acquiring) else { return nil }
+        return rules.withLock { rules in
+            guard let index = rules.firstIndex(where: { $0.operation == operation && path.hasPrefix($0.pathPrefix) && $0.count > 0 }) else {
+                return nil
+            }
+            rules[index].count -= 1
+            return rules[index].errno
+        }
     }
 }

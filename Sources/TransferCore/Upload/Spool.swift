@@ -17,6 +17,9 @@ public final class Spool: Sendable {
         /// Bytes always left free on the spool's filesystem (`disk_reserve_bytes`): the journal
         /// lives there, and a full disk under the journal stops the daemon.
         public var diskReserve: Int64
+        /// Files one user may hold in the spool (`upload_spool_files_per_user`): each takes an
+        /// inode, whatever its size.
+        public var filesPerUser = Int.max
         public init(perUser: Int64, total: Int64, diskReserve: Int64 = 0) {
             self.perUser = perUser
             self.total = total
@@ -125,13 +128,30 @@ public final class Spool: Sendable {
     /// cannot overrun the quota together; expired unclaimed copies are freed first.
     private func reserve(_ name: String, owner: UInt32, size: Int64) throws(CoreError) {
         let now = MonotonicClock.nanoseconds()
-        let free = FileIO.availableBytes(directory)
+        var info = statvfs()
+        let known = statvfs(directory, &info) == 0
+        let free = known ? FileIO.availableBytes(info) : nil
+        // The journal's filesystem: the last inodes stay for its compaction (none reported: no limit).
+        let inodesLeft = known && info.f_files > 0 ? Int64(clamping: UInt64(info.f_favail)) : Int64.max
         let (expired, refusal): ([String], CoreError?) = state.withLock { state in
             let expired = state.entries.values.filter { !$0.claimed && now &- $0.createdAt > Self.unclaimedLifetime }.map(\.name)
             for name in expired { state.entries[name] = nil }
             let mine = state.used(by: owner)
             let all = state.used(by: nil)
             let human = ByteCountFormatting.string
+            let files = state.entries.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) }
+            if files >= state.quota.filesPerUser {
+                return (expired, CoreError(
+                    .limitReached("upload_spool_files_per_user"),
+                    "the upload spool holds \(files) files for you, the most one user may have (upload_spool_files_per_user): "
+                        + "submit or cancel the uploads waiting, or wait for some to finish, then hand the file over again"))
+            }
+            if inodesLeft <= Journal.inodeReserve {
+                return (expired, CoreError(
+                    .insufficientSpace,
+                    "the upload spool's filesystem has \(max(0, inodesLeft)) free inodes (files) left, the last ones kept for the journal: "
+                        + "remove files there, then hand the file over again"))
+            }
             if mine + size > state.quota.perUser {
                 return (expired, CoreError(
                     .limitReached("upload_spool_bytes_per_user"),
