@@ -120,7 +120,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             bytesPerSecond: state == .running ? bytesPerSecond : nil,
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
             attempts: attempts, error: error, nextAttemptAt: state == .waiting ? nextAttemptAt : nil,
-            expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalUrl,
+            expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalUrl.map(Redaction.acceptedURL),
             overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
             .withKind(of: self, liveBytes: liveBytes)
             .withTimes(notBefore: notBefore, deadline: deadline)
