@@ -20,6 +20,13 @@ struct ControlCharactersTests {
         }
     }
 
+    @Test func aJobIsNamedByItsIDOrByUIDAndID() {
+        let job = Job(id: "nightly", state: .queued, url: "https://example.com/f", destination: "/tmp/f", createdAt: Date(), owner: 1000)
+        #expect(job.ownedID == "1000:nightly")
+        #expect(job.isNamed("nightly") && job.isNamed("1000:nightly"))
+        #expect(!job.isNamed("1001:nightly") && !job.isNamed("other"))
+    }
+
     @Test func aSocketDirectoryOthersMayWriteOrAnotherUserOwnsIsRefused() throws {
         let directory = NSTemporaryDirectory() + "socket-dir-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)

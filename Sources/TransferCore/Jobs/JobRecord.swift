@@ -115,7 +115,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// The job as a client sees it, with live progress when the engine has it.
     public func wireJob(liveBytes: Int64? = nil, bytesPerSecond: Int64? = nil) -> Job {
         Job(
-            id: id, state: state, url: Redaction.acceptedURL(url), destination: destination,
+            id: wireID, state: state, url: Redaction.acceptedURL(url), destination: destination,
             bytesReceived: liveBytes ?? checkpointBytes + (parts?.reduce(0) { $0 + $1.count } ?? 0), totalBytes: totalBytes,
             bytesPerSecond: state == .running ? bytesPerSecond : nil,
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
