@@ -27,13 +27,9 @@ enum ControlSocket {
                 throw ConfigurationError(description: "cannot create the socket directory \(directory): \(error.localizedDescription); choose another place with --socket or TRANSFERD_SOCKET")
             }
         }
-        var directoryInfo = stat()
-        if !directory.isEmpty, stat(directory, &directoryInfo) == 0 {
-            let openToOthers = directoryInfo.st_mode & 0o022 != 0 && directoryInfo.st_mode & S_ISVTX == 0
-            if (directoryInfo.st_uid != uid && directoryInfo.st_uid != 0) || openToOthers {
-                throw ConfigurationError(
-                    description: "the socket directory \(directory) belongs to uid \(directoryInfo.st_uid) or may be written by others (mode \(String(directoryInfo.st_mode & 0o7777, radix: 8))): another user could take over the socket; remove it, or choose another place with --socket or TRANSFERD_SOCKET")
-            }
+        if let problem = DefaultPaths.socketDirectoryProblem(directory, uid: uid) {
+            throw ConfigurationError(
+                description: "the socket directory \(directory) \(problem): another user could take over the socket; remove it, or choose another place with --socket or TRANSFERD_SOCKET")
         }
         var info = stat()
         guard lstat(path, &info) == 0 else { return }

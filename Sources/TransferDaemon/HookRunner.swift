@@ -26,13 +26,13 @@ struct HookRunner: Service {
         // Discarding: a long-running group must not keep the results of finished runs.
         await withDiscardingTaskGroup { group in
             // A job ends once, so a live end can repeat only a job that was pending at the start.
-            let started = Set(pending.map(\.id))
+            let started = Set(pending.map(\.ownedID))
             for job in pending {
                 group.addTask { await runHooks(for: job) }
             }
             await withGracefulShutdownHandler {
                 while let item = await subscription.next() {
-                    guard case .event(let event) = item, !started.contains(event.job.id) else { continue }
+                    guard case .event(let event) = item, !started.contains(event.job.ownedID) else { continue }
                     group.addTask { await runHooks(for: event.job) }
                 }
             } onGracefulShutdown: {
@@ -50,7 +50,7 @@ struct HookRunner: Service {
         for hook in configuration.current.hooks where hook.matches(job) {
             var failures = 0
             while true {
-                guard !Task.isCancelled, await manager.hookIsPending(jobID: job.id) else { return }
+                guard !Task.isCancelled, await manager.hookIsPending(jobID: job.ownedID) else { return }
                 let status = await HookProcess.run(hook, job: job, logger: logger)
                 if status == 0 { break }
                 failures += 1
@@ -63,7 +63,7 @@ struct HookRunner: Service {
             }
             logger.info("hook succeeded", metadata: ["hook": "\(hook.name)"])
         }
-        await manager.hookFinished(jobID: job.id)
+        await manager.hookFinished(jobID: job.ownedID)
     }
 }
 

@@ -19,14 +19,15 @@ enum LogDestination: Equatable {
         return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode ? .journal : .standardError
     }
 
-    /// Installs the handler every logger uses, following `level`.
+    /// Installs the handler every logger uses, following `level`; values are escaped on their way
+    /// (`EscapingLogHandler`).
     func bootstrap(level: LiveLogLevel) {
         LoggingSystem.bootstrap { label in
             switch self {
             case .journal:
-                return LiveLevelLogHandler(JournalLogHandler(), level: level)
+                return LiveLevelLogHandler(EscapingLogHandler(JournalLogHandler()), level: level)
             case .standardError:
-                return LiveLevelLogHandler(StreamLogHandler.standardError(label: label), level: level)
+                return LiveLevelLogHandler(EscapingLogHandler(StreamLogHandler.standardError(label: label)), level: level)
             }
         }
     }

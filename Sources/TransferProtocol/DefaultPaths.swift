@@ -73,6 +73,43 @@ public enum DefaultPaths {
         return "/tmp"
     }
 
+    /// Why `directory` is no safe place for `uid`'s control socket, or nil when it is safe or
+    /// missing: another user could otherwise remove the socket and put their own in its place, and
+    /// read what clients send (headers with credentials). The directory (and the link to it, when
+    /// it is one) must belong to `uid` or root, and others may not write to it unless the sticky
+    /// bit keeps them from replacing what is there. The daemon checks its socket's directory
+    /// before listening; `transferctl` checks its default socket's before sending anything.
+    public static func socketDirectoryProblem(_ directory: String, uid: UInt32) -> String? {
+        var entry = stat()
+        guard !directory.isEmpty, lstat(directory, &entry) == 0 else { return nil }
+        if entry.st_uid != uid && entry.st_uid != 0 {
+            let what = (entry.st_mode & S_IFMT) == S_IFLNK ? "is a symbolic link that belongs" : "belongs"
+            return "\(what) to uid \(entry.st_uid), not to you (uid \(uid)) or root"
+        }
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return nil }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { return "is not a directory" }
+        if info.st_uid != uid && info.st_uid != 0 {
+            return "leads to a directory that belongs to uid \(info.st_uid), not to you (uid \(uid)) or root"
+        }
+        if info.st_mode & 0o022 != 0 && info.st_mode & S_ISVTX == 0 {
+            return "may be written by others (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+        }
+        return nil
+    }
+
+    /// Why the socket file at `path` is not one `uid` can trust, or nil (also when it is missing):
+    /// it must belong to `uid` or root. (The system daemon's socket, in a directory only root
+    /// writes, belongs to the daemon's own user and is not checked.)
+    public static func socketFileProblem(_ path: String, uid: UInt32) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        guard info.st_uid == uid || info.st_uid == 0 else {
+            return "belongs to uid \(info.st_uid), not to you (uid \(uid)) or root"
+        }
+        return nil
+    }
+
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR

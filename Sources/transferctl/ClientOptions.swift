@@ -45,6 +45,7 @@ struct ClientOptions: ParsableArguments {
     func connect(timeout: Duration? = .seconds(60)) throws(TransferCtlError) -> ControlClient {
         var attempts: [TransferCtlError.Attempt] = []
         for candidate in candidates() {
+            try Self.ensureTrusted(candidate)
             do {
                 // A daemon answers in milliseconds; a minute of silence means it is stuck.
                 return try ControlClient(socketPath: candidate.path, timeout: timeout)
@@ -59,5 +60,20 @@ struct ClientOptions: ParsableArguments {
             }
         }
         throw .unreachable(attempts)
+    }
+
+    /// Refuses the user's own default socket when its directory or the socket itself could be
+    /// another user's (`/tmp/transferd-UID` made by someone else, say): whoever listens there
+    /// would read the request, credentials included. A socket named with --socket or
+    /// TRANSFERD_SOCKET is the user's choice, and the system daemon's lies where only root writes.
+    static func ensureTrusted(_ candidate: SocketCandidate, uid: UInt32 = getuid()) throws(TransferCtlError) {
+        guard candidate.origin == .default, candidate.path != DefaultPaths.systemSocket else { return }
+        let directory = (candidate.path as NSString).deletingLastPathComponent
+        if let problem = DefaultPaths.socketDirectoryProblem(directory, uid: uid) {
+            throw .untrustedSocket(candidate.path, "its directory \(directory) \(problem)", remove: directory)
+        }
+        if let problem = DefaultPaths.socketFileProblem(candidate.path, uid: uid) {
+            throw .untrustedSocket(candidate.path, "the socket \(problem)", remove: candidate.path)
+        }
     }
 }

@@ -19,10 +19,11 @@ struct JobWaiter {
             let wanted = Set(ids)
             _ = try client.call(Subscribe.self, .init(ids: Array(wanted)))
             while finished.count < wanted.count {
+                // Root may name another user's job as UID:ID; events show its id alone.
                 guard case .event(let event) = try client.nextStreamItem(),
-                    wanted.contains(event.job.id), finished[event.job.id] == nil
+                    let name = wanted.first(where: event.job.isNamed), finished[name] == nil
                 else { continue }
-                if event.type.isTerminal { finished[event.job.id] = event.job }
+                if event.type.isTerminal { finished[name] = event.job }
                 reporter.report(event)
             }
         } catch {

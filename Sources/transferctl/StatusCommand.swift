@@ -85,7 +85,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let answer = try client.call(TransferProtocol.Status.self, .init(id: id))
         let jobs = answer.jobs
-        guard let job = jobs.first(where: { $0.id == id }) else {
+        guard let job = jobs.first(where: { $0.isNamed(id) }) else {
             throw TransferCtlError.connectionBroken("transferd's status answer does not contain job \(id)")
         }
         if json { try JSONOutput.print(job) } else { print(JobDetail(job: job).render()) }

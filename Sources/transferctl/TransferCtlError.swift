@@ -21,6 +21,8 @@ enum TransferCtlError: Error {
     case jobUnsuccessful
     /// A usage error found while running (exit 2); the message is complete.
     case usage(String)
+    /// The default socket's directory or file could be another user's: nothing was sent (exit 3).
+    case untrustedSocket(String, String, remove: String)
 
     init(_ error: ControlClientError) {
         switch error {
@@ -37,7 +39,7 @@ enum TransferCtlError: Error {
 
     var exitCode: ExitCode {
         switch self {
-        case .unreachable, .connectionBroken: return .daemonUnreachable
+        case .unreachable, .connectionBroken, .untrustedSocket: return .daemonUnreachable
         case .refused: return .requestRefused
         case .jobUnsuccessful: return .jobUnsuccessful
         case .usage: return .usageError
@@ -57,6 +59,10 @@ enum TransferCtlError: Error {
             return nil
         case .usage(let message):
             return message
+        case .untrustedSocket(let path, let problem, let remove):
+            return "transferctl: refusing to use the socket \(path): \(problem), so another user could be listening there "
+                + "and read what transferctl sends; nothing was sent. Remove \(remove) (ask an administrator if you cannot) "
+                + "and start your transferd again, or name the socket with --socket or TRANSFERD_SOCKET"
         }
     }
 

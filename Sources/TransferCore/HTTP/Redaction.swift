@@ -1,8 +1,8 @@
 public import Foundation
 
 /// Keeps credentials out of logs, `status` answers and error messages: a URL's user and password,
-/// and the values of query parameters named like credentials (`access_token`, `api_key`,
-/// `X-Amz-Signature`, …). Header values are never shown at all, only their names.
+/// and the values of query parameters named like credentials (`access_token`, `code`, `jwt`,
+/// `api_key`, `X-Amz-Signature`, …). Header values are never shown at all, only their names.
 public enum Redaction {
     /// What a redacted query value reads as.
     public static let placeholder = "REDACTED"
@@ -47,9 +47,21 @@ public enum Redaction {
         return secretNames.contains(lowered) || secretWords.contains { lowered.contains($0) }
     }
 
-    private static let secretNames: Set<String> = ["key", "sig", "pwd", "pass", "cookie"]
+    /// Names that are credentials only as a whole word: `code` is OAuth 2.0's authorization code
+    /// (RFC 6749) and `device_code` and `user_code` the device grant's (RFC 8628), `sig` Azure's
+    /// SAS signature, `ticket` a CAS service ticket, `otp` and `totp` one-time passwords.
+    private static let secretNames: Set<String> = [
+        "key", "sig", "pwd", "pass", "cookie", "code", "device_code", "user_code", "ticket", "otp", "totp",
+    ]
+    /// Parts of names that mark a credential wherever they appear: `token` covers OAuth's and OpenID
+    /// Connect's `access_token`, `refresh_token`, `id_token` and RFC 8693's `subject_token`, and
+    /// `X-Amz-Security-Token`; `signature` and `credential` the signed URLs of S3
+    /// (`X-Amz-Signature`, `X-Amz-Credential`), Google Cloud Storage (`X-Goog-…`) and CloudFront
+    /// (`Signature`); `assertion` RFC 7521's `assertion` and `client_assertion`; `verifier` PKCE's
+    /// `code_verifier` and OAuth 1.0's `oauth_verifier`; `jwt` and `saml` tokens passed by name.
     private static let secretWords = [
         "token", "secret", "password", "passwd", "signature", "credential", "apikey", "api_key", "api-key", "auth", "session",
+        "jwt", "assertion", "verifier", "saml", "hmac",
     ]
 
     private static func hasSecretParameter(_ query: String) -> Bool {

@@ -123,12 +123,12 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// The job as a client sees it, with live progress when the engine has it.
     public func wireJob(liveBytes: Int64? = nil, bytesPerSecond: Int64? = nil) -> Job {
         Job(
-            id: id, state: state, url: Redaction.acceptedURL(url), destination: destination,
+            id: wireID, state: state, url: Redaction.acceptedURL(url), destination: destination,
             bytesReceived: liveBytes ?? checkpointBytes + (parts?.reduce(0) { $0 + $1.count } ?? 0), totalBytes: totalBytes,
             bytesPerSecond: state == .running ? bytesPerSecond : nil,
             createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt,
             attempts: attempts, error: error, nextAttemptAt: state == .waiting ? nextAttemptAt : nil,
-            expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalUrl,
+            expectedSha256: expectedSha256, expectedSize: expectedSize, sha256: sha256, finalUrl: finalUrl.map(Redaction.acceptedURL),
             overwrite: overwrite, headerNames: headers.keys.sorted(), owner: owner, session: session)
             .withKind(of: self, liveBytes: liveBytes)
             .withTimes(notBefore: notBefore, deadline: deadline)

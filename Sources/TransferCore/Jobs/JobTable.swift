@@ -24,6 +24,9 @@ struct JobTable {
     private var unacknowledged: [SessionKey: Set<String>] = [:]
     /// Finished jobs whose hook is still due.
     private var hooksDue: Set<String> = []
+    /// Chosen id → the keys that qualify it with an owner (`UID:ID`, see `TransferManager+JobIDs`):
+    /// how root finds another user's job by its id alone. Only ids shared by several users are here.
+    private var qualified: [String: Set<String>] = [:]
     /// Reads a finished job's whole record (from the journal).
     private let load: @Sendable (String) -> JobRecord?
 
@@ -46,6 +49,7 @@ struct JobTable {
         set {
             remove(id)
             guard let job = newValue else { return }
+            index(id)
             if job.state.isTerminal {
                 insertFinished(id, FinishedJob(job))
             } else {
@@ -66,13 +70,27 @@ struct JobTable {
     /// Adds a finished job known only by its summary (start-up, before its record is needed).
     mutating func insertFinished(_ id: String, _ summary: FinishedJob) {
         remove(id)
+        index(id)
         finished[id] = summary
         bytesPerOwner[summary.owner, default: 0] += Int(summary.weight)
         if let key = summary.unacknowledgedSession { unacknowledged[key, default: []].insert(id) }
         if summary.hookPending { hooksDue.insert(id) }
     }
 
+    /// The keys that qualify the chosen id `id` with an owner.
+    func qualifiedKeys(of id: String) -> Set<String> { qualified[id] ?? [] }
+
+    private mutating func index(_ key: String) {
+        guard let colon = key.firstIndex(of: ":") else { return }
+        qualified[String(key[key.index(after: colon)...]), default: []].insert(key)
+    }
+
     private mutating func remove(_ id: String) {
+        if let colon = id.firstIndex(of: ":"), contains(id) {
+            let chosen = String(id[id.index(after: colon)...])
+            qualified[chosen]?.remove(id)
+            if qualified[chosen]?.isEmpty == true { qualified[chosen] = nil }
+        }
         if let old = unfinished.removeValue(forKey: id) {
             if !old.isUpload, writers[old.destination] == id { writers[old.destination] = nil }
             let left = (unfinishedPerOwner[old.owner] ?? 1) - 1

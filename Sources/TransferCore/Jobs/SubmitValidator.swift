@@ -152,7 +152,7 @@ enum SubmitValidator {
             try validateRetryLimits(job.retry)
             try validateSize(job.expectedSize)
             _ = try validateSHA256(job.expectedSha256)
-            if job.idChosenByClient { try validateID(job.id) }
+            if job.idChosenByClient { try validateID(job.wireID) }
             if let session = job.session { try validateSession(session) }
         } catch {
             return error.message

@@ -98,10 +98,14 @@ extension TransferManager {
         guard !all || caller == 0 else {
             throw CoreError(.notPermitted, "only root may follow every user's jobs: leave out \(parameter: .subscribeAll) to follow yours")
         }
+        // Keys, and the same jobs as events show them: owner and id (two users may share an id).
+        var named: [JobRecord]?
         if let ids = params.ids {
-            for id in ids { _ = try visibleJob(id, caller: caller) }
+            named = []
+            for id in ids { named?.append(try visibleJob(id, caller: caller)) }
         }
-        let wanted = params.ids.map(Set.init)
+        let wanted = named.map { Set($0.map(\.id)) }
+        let wantedShown = named.map { Set($0.map { "\($0.owner):\($0.wireID)" }) }
         let session = params.session
         var replay: [JobEvent]
         if let session {
@@ -126,7 +130,7 @@ extension TransferManager {
         let filter: @Sendable (JobEvent) -> Bool = { event in
             (seesEveryone || event.job.owner == caller)
                 && (session == nil || event.job.session == session)
-                && (wanted?.contains(event.job.id) ?? true)
+                && (wantedShown?.contains(event.job.ownedID) ?? true)
         }
         let subscription = Subscription(
             id: nextSubscriptionID, limit: queueLimit, owner: caller, budget: hub.budget, startSeq: lastSeq, replay: replay, filter: filter)
@@ -183,16 +187,17 @@ extension TransferManager {
 
     /// Records that the hook of a finished job succeeded (or no longer applies), so it does not
     /// run again after a restart.
+    /// `jobID` is the job as events show it, or its key; `UID:ID` names it unambiguously.
     public func hookFinished(jobID: String) async {
-        guard var job = jobs[jobID], job.hookPending == true else { return }
+        guard let key = jobKey(jobID, caller: 0), var job = jobs[key], job.hookPending == true else { return }
         job.hookPending = nil
-        jobs[jobID] = job
+        jobs[key] = job
         guard let value = try? encode(job) else { return }
         try? await commit([.put(key: job.journalKey, value: value)])
     }
 
     /// Whether a finished job's hook is still due (the job may have been dropped meanwhile).
     public func hookIsPending(jobID: String) -> Bool {
-        jobs.summary(jobID)?.hookPending == true
+        jobKey(jobID, caller: 0).flatMap { jobs.summary($0) }?.hookPending == true
     }
 }

@@ -22,8 +22,8 @@ extension TransferManager {
             guard other.priorityClass == job.priorityClass else {
                 throw CoreError(
                     .invalidParameter("before"),
-                    "job \(other.id) is \(other.priorityClass.rawValue) and job \(job.id) \(job.priorityClass.rawValue): move orders jobs within a class; "
-                        + "give them the same class first (transferctl priority \(job.id) \(other.priorityClass.rawValue))")
+                    "job \(other.wireID) is \(other.priorityClass.rawValue) and job \(job.wireID) \(job.priorityClass.rawValue): move orders jobs within a class; "
+                        + "give them the same class first (transferctl priority \(job.wireID) \(other.priorityClass.rawValue))")
             }
             target = other
         }
@@ -70,7 +70,7 @@ extension TransferManager {
         let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
         throw CoreError(
             .jobFinished,
-            "job \(job.id) already \(job.state.rawValue)\(when); only a queued, waiting or running job can be \(verb): pick an unfinished one")
+            "job \(job.wireID) already \(job.state.rawValue)\(when); only a queued, waiting or running job can be \(verb): pick an unfinished one")
     }
 
     /// A position for `job` ahead of `target` (or of the class, or for a user of the user's own

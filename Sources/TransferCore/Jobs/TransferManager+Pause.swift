@@ -173,7 +173,7 @@ extension TransferManager {
             var found: [JobRecord] = []
             var notFound: [String] = []
             for id in ids where seen.insert(id).inserted {
-                guard let job = jobs[id], caller == 0 || job.owner == caller else {
+                guard let job = jobKey(id, caller: caller).flatMap({ jobs[$0] }), caller == 0 || job.owner == caller else {
                     notFound.append(String(id.prefix(Limits.maxJobIDLength)))
                     continue
                 }

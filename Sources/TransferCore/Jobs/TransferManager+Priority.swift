@@ -18,6 +18,8 @@ extension TransferManager {
                 .jobFinished,
                 "job \(id) already \(job.state.rawValue)\(when); only a queued, waiting or running job's priority can be changed")
         }
+        // From here on, the job's key: the id as the caller wrote it may leave its owner out.
+        let id = job.id
         let before = job.priorityClass
         job.priority = priority == .normal ? nil : priority
         jobs[id] = job

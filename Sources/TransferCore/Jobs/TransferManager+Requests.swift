@@ -42,7 +42,7 @@ extension TransferManager {
         // exists is answered by that job, so its destination is not checked.
         let toCheck = batch.indices.filter { index in
             urls[index] != nil && (try? SubmitValidator.validateKind(batch[index])) == .download
-                && (batch[index].replace == true || !(batch[index].id.map(jobs.contains) ?? false))
+                && (batch[index].replace == true || batch[index].id.flatMap { ownedKey($0, owner: owner) } == nil)
         }
         let problems = await DestinationChecks.check(
             toCheck.map { batch[$0] }, owner: DownloadOwner(uid: owner, gid: group), roots: configuration.allowedRoots,
@@ -154,7 +154,7 @@ extension TransferManager {
         var replaced: JobRecord?
         if let id = params.id {
             try SubmitValidator.validateID(id)
-            if let existing = jobs[id] {
+            if let existing = ownedKey(id, owner: owner).flatMap({ jobs[$0] }) {
                 guard existing.idChosenByClient, existing.owner == owner else {
                     throw Self.idConflict(id)
                 }
@@ -210,7 +210,7 @@ extension TransferManager {
         try ensureBudget(of: owner, adding: params.journalWeight)
         try ensureNoWriter(of: destination, for: owner, otherwise: "choose another destination")
         if let replaced { forget([replaced]) }
-        let id = params.id ?? newJobID()
+        let id = keyForSubmit(params.id, owner: owner)
         var job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: destination,
             headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
@@ -244,7 +244,7 @@ extension TransferManager {
     func ensureNoWriter(of destination: String, for owner: UInt32, otherwise: String) throws(CoreError) {
         guard let busyID = jobs.writer(of: destination) else { return }
         let mine = jobs.summary(busyID)?.owner == owner
-        let who = mine ? "job \(busyID) is" : "another user's job is"
+        let who = mine ? "job \(JobRecord.wireID(ofKey: busyID)) is" : "another user's job is"
         let fix = mine ? "wait for it or cancel it first" : otherwise
         throw CoreError(.destinationBusy, "\(who) already downloading to \(destination): \(fix)")
     }
@@ -260,17 +260,20 @@ extension TransferManager {
             let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
             throw CoreError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
         }
+        // From here on, the job's key: the id as the caller wrote it may leave its owner out.
+        let name = id
+        let id = job.id
         if job.state == .running {
             switch engine.cancel(jobID: id) {
             case .cancelled:
                 break
             case .landing:
-                throw CoreError(.jobFinished, "job \(id) has finished downloading and is being moved into place; it can no longer be cancelled")
+                throw CoreError(.jobFinished, "job \(name) has finished downloading and is being moved into place; it can no longer be cancelled")
             case .notRunning:
                 // The attempt ended just now and its end is on its way to this actor: cancel the
                 // job as that end leaves it (waiting to retry, say), or say how it ended.
                 await withCheckedContinuation { transferEndWaiters[id, default: []].append($0) }
-                return try await cancel(id: id, caller: caller)
+                return try await cancel(id: name, caller: caller)
             }
         } else {
             queue.remove(id)

@@ -23,7 +23,7 @@ extension TransferManager {
         } catch {
             throw Self.notSaved(error, what: "the removal")
         }
-        logger(forJob: id).info("job removed")
+        logger(forJob: job.id).info("job removed")
         return (job.wireJob(), dropped)
     }
 
@@ -107,6 +107,8 @@ extension TransferManager {
         job.acknowledged = nil
         job.hookPending = nil
         job.sha256 = nil
+        // From here on, the job's key: the id as the caller wrote it may leave its owner out.
+        let id = job.id
         jobs[id] = job
         do {
             try await commit([.put(key: job.journalKey, value: try encode(job))])

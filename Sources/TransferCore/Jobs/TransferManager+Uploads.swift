@@ -21,7 +21,7 @@ extension TransferManager {
         }
         if let id = params.id, !replacing {
             try SubmitValidator.validateID(id)
-            if let existing = jobs[id] {
+            if let existing = ownedKey(id, owner: owner).flatMap({ jobs[$0] }) {
                 guard existing.idChosenByClient, existing.owner == owner, existing.matches(params) else {
                     throw Self.idConflict(id)
                 }
@@ -49,7 +49,7 @@ extension TransferManager {
                 .invalidParameter("sha256"),
                 "\(params.source ?? "the file") has SHA-256 \(entry.sha256), not the expected \(sha256): nothing was accepted; check the file")
         }
-        let id = params.id ?? newJobID()
+        let id = keyForSubmit(params.id, owner: owner)
         var job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: "",
             headers: params.headers ?? [:], overwrite: false, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,

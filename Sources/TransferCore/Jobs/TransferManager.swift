@@ -340,7 +340,8 @@ public actor TransferManager {
     // MARK: - Helpers
 
     func visibleJob(_ id: String, caller: UInt32) throws(CoreError) -> JobRecord {
-        guard let job = jobs[id], caller == 0 || job.owner == caller else {
+        guard let key = jobKey(id, caller: caller), let job = jobs[key], caller == 0 || job.owner == caller else {
+            if let ambiguity = ambiguity(id, caller: caller) { throw ambiguity }
             throw CoreError(.noSuchJob, "no such job: \(id.prefix(Limits.maxJobIDLength)) (see transferctl status for your jobs)")
         }
         return job

@@ -26,3 +26,27 @@ struct RedactionTests {
         }
     }
 }
+
+@Suite("Redaction of OAuth, OpenID Connect, JWT and signed-URL credentials")
+struct CredentialSchemeRedactionTests {
+    @Test func theCredentialNamesOfTheCommonSchemesAreHidden() throws {
+        let names = [
+            "code", "jwt", "id_token", "access_token", "refresh_token", "subject_token", "client_secret", "assertion",
+            "client_assertion", "code_verifier", "device_code", "user_code", "oauth_verifier", "SAMLResponse", "ticket",
+            "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "X-Goog-Signature", "X-Goog-Credential",
+            "Signature", "sig", "password", "passwd", "api_key", "apikey", "key", "hmac", "otp",
+        ]
+        for name in names {
+            let url = try #require(URL(string: "https://example.com/f?\(name)=s3cr3t&page=2"))
+            #expect(Redaction.url(url) == "https://example.com/f?\(name)=REDACTED&page=2", "\(name)")
+            #expect(Redaction.acceptedURL(url.absoluteString) == "https://example.com/f?\(name)=REDACTED&page=2", "\(name)")
+        }
+    }
+
+    @Test func parametersThatAreNoSecretsStay() throws {
+        for name in ["state", "page", "client_id", "code_challenge", "Expires", "Key-Pair-Id", "se", "sp", "redirect_uri"] {
+            let url = try #require(URL(string: "https://example.com/f?\(name)=visible"))
+            #expect(Redaction.url(url) == url.absoluteString, "\(name)")
+        }
+    }
+}
