@@ -26,7 +26,7 @@ extension LimitsMonitor {
             context.stallWindow = (now, bytes)
             return nil
         }
-        let elapsed = Double(now &- window.start) / 1e9
+        let elapsed = MonotonicClock.seconds(from: window.start, to: now)
         guard elapsed >= request.limits.lowSpeedTime else { return nil }
         let rate = Double(bytes - window.bytes) / elapsed
         context.stallWindow = (now, bytes)

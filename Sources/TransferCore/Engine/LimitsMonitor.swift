@@ -48,7 +48,7 @@ final class LimitsMonitor: @unchecked Sendable {
             return idle
         }
         guard limits.lowSpeedBytesPerSecond > 0 else { return nil }
-        let elapsed = Double(now &- context.stallWindow.start) / 1e9
+        let elapsed = MonotonicClock.seconds(from: context.stallWindow.start, to: now)
         guard elapsed >= limits.lowSpeedTime else { return nil }
         let rate = Double(offset - context.stallWindow.offset) / elapsed
         context.stallWindow = (now, offset)
@@ -61,7 +61,7 @@ final class LimitsMonitor: @unchecked Sendable {
     /// fails as `timeout`, and is retried, instead of leaving the job running for ever.
     static func idleFailure(since: UInt64, now: UInt64, idleTimeout: Double, host: String?) -> TransferFailure? {
         let grace = 5.0
-        let idle = Double(now &- since) / 1e9
+        let idle = MonotonicClock.seconds(from: since, to: now)
         guard idleTimeout > 0, idle >= idleTimeout + grace else { return nil }
         return .transient(
             JobError(

@@ -8,7 +8,7 @@ import Glibc
 /// as is, `/private/` behind `auth_basic` (user `user`, password `secret`), and `/coded/` whose
 /// answers say `Content-Encoding: gzip` (the misconfiguration that serves a .tar.gz so).
 final class Nginx: @unchecked Sendable {
-    // @unchecked: every property is set in init; `process` is only read afterwards.
+    // @unchecked: every property is set in init and only read afterwards.
     let directory: String
     let root: String
     let httpPort: Int
@@ -19,7 +19,7 @@ final class Nginx: @unchecked Sendable {
     let caFile: String
     let clientCertificate: String
     let clientKey: String
-    private let process: Process
+    private let peer: PeerProcess
 
     static let user = "user"
     static let password = "secret"
@@ -76,19 +76,9 @@ final class Nginx: @unchecked Sendable {
             }
             """
         try configuration.write(toFile: d + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-c", d + "/nginx.conf", "-p", d]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let ports = [httpPort, httpsPort, mutualTLSPort]
-        try await waitUntil("nginx to listen on \(ports)", seconds: 20) {
-            guard self.process.isRunning else {
-                throw DeadlineExceeded(description: "nginx exited: \((try? String(contentsOfFile: d + "/error.log", encoding: .utf8)) ?? "")")
-            }
-            return ports.allSatisfy(canConnect)
-        }
+        peer = try await PeerProcess(
+            "nginx", "/usr/sbin/nginx", ["-c", d + "/nginx.conf", "-p", d], ports: [httpPort, httpsPort, mutualTLSPort], seconds: 20,
+            log: { (try? String(contentsOfFile: d + "/error.log", encoding: .utf8)) ?? "" })
     }
 
     /// Writes `bytes` at `path` below the served directory.
@@ -109,13 +99,7 @@ final class Nginx: @unchecked Sendable {
         ((try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
-    /// SIGKILL: a child of the test process may inherit a mask that blocks SIGTERM.
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    func stop() { peer.stop() }
 
     private static func makeCertificates(in directory: String) throws {
         let d = directory

@@ -6,9 +6,9 @@ import Glibc
 /// A local S3 server (moto's `moto_server`, from PyPI) on a loopback port of its own, with
 /// presigned URLs made by boto3 (Tests/Peers/s3.py).
 final class S3Server: @unchecked Sendable {
-    // @unchecked: every property is set in init; `process` is only read afterwards.
+    // @unchecked: every property is set in init and only read afterwards.
     let port: Int
-    private let process: Process
+    private let peer: PeerProcess
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../Peers/s3.py").standardized.path
@@ -19,17 +19,8 @@ final class S3Server: @unchecked Sendable {
             throw DeadlineExceeded(description: "moto's server is missing: pip install 'moto[server]' boto3 (make test installs them)")
         }
         port = try freePort()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let port = port
-        try await waitUntil("moto to listen on \(port)", seconds: 60) {
-            guard self.process.isRunning else { throw DeadlineExceeded(description: "moto exited") }
-            return canConnect(port)
-        }
+        peer = try await PeerProcess(
+            "moto", "/usr/bin/env", ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], ports: [port], seconds: 60)
     }
 
     var endpoint: String { "http://127.0.0.1:\(port)" }
@@ -43,10 +34,5 @@ final class S3Server: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    func stop() { peer.stop() }
 }

@@ -6,10 +6,10 @@ import Glibc
 /// A real tinyproxy on a loopback port of its own, in the foreground, optionally asking for a
 /// login (`BasicAuth`).
 final class Tinyproxy: @unchecked Sendable {
-    // @unchecked: every property is set in init; `process` is only read afterwards.
+    // @unchecked: every property is set in init and only read afterwards.
     let port: Int
     let logFile: String
-    private let process: Process
+    private let peer: PeerProcess
 
     init(in parent: String, login: (user: String, password: String)? = nil) async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tinyproxy") else {
@@ -33,28 +33,15 @@ final class Tinyproxy: @unchecked Sendable {
         try configuration.write(toFile: directory + "/tinyproxy.conf", atomically: true, encoding: .utf8)
         FileManager.default.createFile(atPath: logFile, contents: nil)
         chmod(logFile, 0o666)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/tinyproxy")
-        process.arguments = ["-d", "-c", directory + "/tinyproxy.conf"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let port = port
-        try await waitUntil("tinyproxy to listen on \(port)", seconds: 20) {
-            guard self.process.isRunning else { throw DeadlineExceeded(description: "tinyproxy exited: \(self.log)") }
-            return canConnect(port)
-        }
+        let logFile = logFile
+        peer = try await PeerProcess(
+            "tinyproxy", "/usr/bin/tinyproxy", ["-d", "-c", directory + "/tinyproxy.conf"], ports: [port], seconds: 20,
+            log: { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" })
     }
 
     var url: String { "http://127.0.0.1:\(port)" }
 
     var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
-    /// SIGKILL, as for nginx: a child of the test process may inherit a mask that blocks SIGTERM.
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    func stop() { peer.stop() }
 }
