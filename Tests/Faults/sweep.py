@@ -268,7 +268,8 @@ def verify(run, acknowledged):
         return ["the daemon does not start after the fault: " + tail(run.log)]
     # Every job the table holds, acknowledged or not (an answer may be lost when the daemon stops).
     jobs = run.jobs() or {}
-    jobs = run.wait_for_ends([i for i, job in jobs.items() if not job.get("not_before")], 30)
+    # A job waiting for its start time, or paused (a resume that was not acknowledged), waits on.
+    jobs = run.wait_for_ends([i for i, job in jobs.items() if not job.get("not_before") and not job.get("paused")], 30)
     for job_id in acknowledged:
         if job_id not in jobs:
             problems.append("acknowledged job %s is gone" % job_id)
@@ -285,7 +286,8 @@ def verify(run, acknowledged):
                     problems.append("destination %s differs from its source (job %s, %s)" % (dest, job["id"], job["state"]))
         elif job["state"] == "completed":
             problems.append("job %s completed but %s does not exist" % (job["id"], dest))
-    unfinished = [j["id"] for j in jobs.values() if j["state"] in ("running", "waiting", "queued") and not j.get("not_before")]
+    unfinished = [j["id"] for j in jobs.values()
+                  if j["state"] in ("running", "waiting", "queued") and not j.get("not_before") and not j.get("paused")]
     if unfinished:
         problems.append("jobs still unfinished 30 s after the restart: %s" % ", ".join(unfinished))
     run.stop()
