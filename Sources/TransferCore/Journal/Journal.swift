@@ -292,8 +292,10 @@ public final class Journal: Sendable {
     func fail(_ error: JournalError, waiters: [CheckedContinuation<Void, any Error>]) {
         state.withLock { state in if state.failure == nil { state.failure = error } }
         logger.critical("journal failure: nothing more will be acknowledged", metadata: ["error": "\(error.message)"])
-        waiters.forEach { $0.resume(throwing: error) }
+        // The owner hears of the failure before any waiter does: a daemon stops (and answers no
+        // one) before a caller could act on the refusal as if the journal still worked.
         onFatal(error)
+        waiters.forEach { $0.resume(throwing: error) }
     }
 
     private func record(for change: Change, sequence: UInt64) -> JournalRecord {

@@ -164,6 +164,11 @@ enum FileIOFaults {
         armed.store(true, ordering: .releasing)
     }
 
+    /// Removes the rules of paths starting with `pathPrefix` (a test's own, while others run).
+    static func remove(pathPrefix: String) {
+        rules.withLock { $0.removeAll { $0.pathPrefix == pathPrefix } }
+    }
+
     /// Removes every rule.
     static func clear() {
         rules.withLock { $0.removeAll() }
