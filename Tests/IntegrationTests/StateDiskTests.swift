@@ -33,19 +33,26 @@ struct StateDiskTests {
         return nil
     }
 
+    /// A daemon whose state directory is a tmpfs of `megabytes`.
+    private func daemonOnTmpfs(_ configuration: [String: Any], megabytes: Int, name: String = #function) throws -> (TestDaemon, Tmpfs) {
+        let daemon = try TestDaemon(configuration: configuration, name: name)
+        return (daemon, try Tmpfs(at: daemon.stateDirectory, megabytes: megabytes))
+    }
+
+    private func tearDown(_ daemon: TestDaemon, _ disk: Tmpfs) {
+        daemon.kill9()
+        disk.unmount()
+        daemon.cleanUp()
+    }
+
     private func fileSize(_ path: String) -> Int64 {
         var info = stat()
         return stat(path, &info) == 0 ? Int64(info.st_size) : -1
     }
 
     @Test func oneUserLoopingBigSubmitsAndCancelsMeetsTheirBudgetAndCleanFreesIt() async throws {
-        let daemon = try TestDaemon(configuration: ["journal_bytes_per_user": 4 << 20])
-        let disk = try Tmpfs(at: daemon.stateDirectory, megabytes: 20)
-        defer {
-            daemon.kill9()
-            disk.unmount()
-            daemon.cleanUp()
-        }
+        let (daemon, disk) = try daemonOnTmpfs(["journal_bytes_per_user": 4 << 20], megabytes: 20)
+        defer { tearDown(daemon, disk) }
         try await daemon.start()
         // 20 MB hold about 300 rounds of the records as the daemon writes them: the budget stops the user well before.
         let refusal = try #require(try attack(daemon, rounds: 600), "600 rounds of 32 KB submits were all accepted")
@@ -64,13 +71,8 @@ struct StateDiskTests {
     }
 
     @Test func aNearlyFullStateDirectoryRefusesNewWorkButStatusAndCancelGoOn() async throws {
-        let daemon = try TestDaemon(configuration: ["disk_reserve_bytes": 1 << 20])
-        let disk = try Tmpfs(at: daemon.stateDirectory, megabytes: 20)
-        defer {
-            daemon.kill9()
-            disk.unmount()
-            daemon.cleanUp()
-        }
+        let (daemon, disk) = try daemonOnTmpfs(["disk_reserve_bytes": 1 << 20], megabytes: 20)
+        defer { tearDown(daemon, disk) }
         try await daemon.start()
         let accepted = try daemon.submit(attackParams(daemon, 0))
         // Another user's files, say: 512 KiB stay free, under the 1 MiB reserve.
@@ -92,13 +94,8 @@ struct StateDiskTests {
     }
 
     @Test func aFullDiskNeitherStopsTheDaemonNorKeepsItFromStartingWithATornTail() async throws {
-        let daemon = try TestDaemon(configuration: ["disk_reserve_bytes": 0])
-        let disk = try Tmpfs(at: daemon.stateDirectory, megabytes: 8)
-        defer {
-            daemon.kill9()
-            disk.unmount()
-            daemon.cleanUp()
-        }
+        let (daemon, disk) = try daemonOnTmpfs(["disk_reserve_bytes": 0], megabytes: 8)
+        defer { tearDown(daemon, disk) }
         try await daemon.start()
         let first = try daemon.submit(attackParams(daemon, 0))
         let second = try daemon.submit(attackParams(daemon, 100))
