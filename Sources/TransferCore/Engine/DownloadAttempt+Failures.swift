@@ -39,13 +39,6 @@ extension TransferFailure {
             code: .protocolViolation, message: "\(host) sent \(problem); the answer's length cannot be trusted and nothing was kept"))
     }
 
-    static func contentEncoding(_ encoding: String) -> TransferFailure {
-        .permanent(JobError(
-            code: .contentEncoding,
-            message: "the server sent the body with Content-Encoding \(encoding) although identity was asked for; "
-                + "the bytes would not be the file's bytes"))
-    }
-
     static func unexpectedSize(_ url: URL, announced: Int64, expected: Int64) -> TransferFailure {
         .permanent(JobError(
             code: .sizeMismatch,
