@@ -40,6 +40,10 @@ extension RequestRouter {
     /// rights, which only its own user may ask for; everyone else hands the open file over
     /// (transferctl upload does), so that nothing is read with rights the submitter lacks.
     func spoolingSource(_ params: Submit.Params, peer: Peer) async throws(RPCError) -> Submit.Params {
+        try await framingForm(try await copyingSource(params, peer: peer), peer: peer)
+    }
+
+    private func copyingSource(_ params: Submit.Params, peer: Peer) async throws(RPCError) -> Submit.Params {
         guard params.kind == JobKind.upload.rawValue, params.spool == nil, let source = params.source, let spool = manager.spool else {
             return params
         }
@@ -52,17 +56,17 @@ extension RequestRouter {
         guard source.hasPrefix("/") else {
             throw RPCError(.invalidParams, "source '\(source.prefix(200))' is not an absolute path: give the file's absolute path")
         }
-        let outcome: Result<Spool.Entry, CoreError> = await withCheckedContinuation { continuation in
-            // A copy of gigabytes blocks: on a thread of its own, not on the concurrency pool.
-            DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(CoreError) in try spool.ingest(path: source, owner: peer.uid) })
-            }
-        }
         var spooled = params
-        switch outcome {
-        case .success(let entry): spooled.spool = entry.name
-        case .failure(let error): throw RPCError(error)
-        }
+        spooled.spool = try await Self.blocking { () throws(CoreError) in try spool.ingest(path: source, owner: peer.uid) }.name
         return spooled
+    }
+
+    /// Runs `work`, which blocks for as long as a copy of gigabytes takes, on a thread of its
+    /// own rather than on the concurrency pool.
+    static func blocking(_ work: @escaping @Sendable () throws(CoreError) -> Spool.Entry) async throws(RPCError) -> Spool.Entry {
+        let outcome: Result<Spool.Entry, CoreError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: Result { () throws(CoreError) in try work() }) }
+        }
+        return try outcome.mapError(RPCError.init).get()
     }
 }

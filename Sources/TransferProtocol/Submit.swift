@@ -57,6 +57,10 @@ public enum Submit: RPCMethod {
         /// CA certificates (PEM text, not a path) to trust for this job besides the daemon's, as
         /// curl's `--cacert` (transferctl reads the file and sends its content).
         public var cacert: String?
+        /// Uploads: send the file as one part of a `multipart/form-data` body with these fields
+        /// (see ``FormPart``), as curl's `-F`. The method defaults to `POST`, the upload is not
+        /// resumable, and the `Content-Type` (with its boundary) is the daemon's.
+        public var form: [FormPart]?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,

@@ -10,7 +10,11 @@ import Glibc
 struct UploadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "upload",
-        abstract: "Queue an upload of FILE to URL (PUT by default).",
+        abstract: "Queue an upload of FILE to URL (PUT by default), or of a form with a file (-F, as curl's).",
+        usage: """
+            transferctl upload [<options>] <file> <url>
+              transferctl upload [<options>] -F <name>=@<file> [-F <name>=<value> ...] <url>
+            """,
         discussion: """
             transferctl opens FILE itself and passes the open file to transferd, which copies \
             it into its spool before answering: the daemon never reads your files with its own \
@@ -21,14 +25,37 @@ struct UploadCommand: AsyncParsableCommand {
             shows the server's answer (status, Location, ETag, body). An upload to a server that \
             speaks tus 1.0 or the IETF resumable upload protocol continues where the server \
             stopped after a dropped connection or a restart of transferd (--resumable).
+
+            With -F, the file is sent as one part of a multipart/form-data body (POST unless -X \
+            says otherwise), beside text fields, in the order given, as curl -F sends them: \
+            -F 'file=@photo.jpg;type=image/jpeg;filename=cover.jpg' names the file's part, \
+            -F 'key=value' adds a field (the value as written), -F 'policy=<policy.txt' a field \
+            read from a file. An S3 presigned POST takes its fields first and the file last. A \
+            form upload is sent whole again after an interruption.
             """
     )
 
-    @Argument(help: ArgumentHelp("The file to send.", valueName: "file"))
-    var file: String
+    @Argument(help: ArgumentHelp("The file to send (not with -F, which names it), then the http or https URL to send it to.", valueName: "file> <url"))
+    var operands: [String] = []
 
-    @Argument(help: ArgumentHelp("The http or https URL to send it to.", valueName: "url"))
-    var url: String
+    @Option(
+        name: [.customShort("F"), .customLong("form")],
+        help: ArgumentHelp("A form part, as curl's -F: name=@FILE[;type=TYPE][;filename=NAME] for the file (once), name=value, or name=<FILE.", valueName: "name=content"))
+    var form: [String] = []
+
+    /// The file to send and the URL (the file from -F when a form is given).
+    private var fileAndURL: (file: String, url: String) {
+        get throws {
+            if form.isEmpty {
+                guard operands.count == 2 else { throw ValidationError("give the FILE to send and the URL to send it to (transferctl upload FILE URL)") }
+                return (operands[0], operands[1])
+            }
+            guard operands.count == 1 else {
+                throw ValidationError("with -F, give only the URL: the file is the form part written name=@FILE (for example -F file=@\(operands.first ?? "photo.jpg"))")
+            }
+            return (try FormOption.file(in: form), operands[0])
+        }
+    }
 
     @Option(
         name: [.customShort("X"), .customLong("request")],
@@ -62,8 +89,13 @@ struct UploadCommand: AsyncParsableCommand {
     @OptionGroup var clientOptions: ClientOptions
 
     func validate() throws {
+        let (file, url) = try fileAndURL
         if file.isEmpty { throw ValidationError("FILE must not be empty") }
         if url.isEmpty { throw ValidationError("URL must not be empty") }
+        if !form.isEmpty {
+            if contentType != nil { throw ValidationError("with -F, give the file's type in its part (-F 'file=@FILE;type=image/png'), not with --content-type") }
+            if let resumable, resumable.lowercased() != "off" { throw ValidationError("a form upload (-F) is sent whole: leave --resumable out") }
+        }
         if let method, UploadMethod(rawValue: method.uppercased()) == nil {
             throw ValidationError("-X must be PUT, POST or PATCH")
         }
@@ -81,6 +113,8 @@ struct UploadCommand: AsyncParsableCommand {
 
     func run() async throws {
         let headerFields = try RequestHeader.dictionary(parsing: headers)
+        let (file, url) = try fileAndURL
+        let parts = try form.isEmpty ? nil : FormOption.parts(form)
         let path = try AbsolutePath.resolve(file)
         let client = try clientOptions.connect(timeout: jobOptions.wait ? nil : .seconds(60))
         let fd = try DescriptorHandoff.open(path)
@@ -99,6 +133,7 @@ struct UploadCommand: AsyncParsableCommand {
         params.priority = jobOptions.priority
         params.limitRate = jobOptions.limitRate
         params.cacert = try jobOptions.cacertPEM()
+        params.form = parts
         try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
     }
 }

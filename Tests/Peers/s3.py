@@ -2,6 +2,7 @@
 
     python3 s3.py ENDPOINT presign-put BUCKET KEY     -> prints a presigned PUT URL (creates the bucket)
     python3 s3.py ENDPOINT presign-get BUCKET KEY     -> prints a presigned GET URL
+    python3 s3.py ENDPOINT presign-post BUCKET KEY    -> prints a presigned POST: its URL, then a name=value line per field
     python3 s3.py ENDPOINT put BUCKET KEY FILE        -> stores FILE (creates the bucket)
     python3 s3.py ENDPOINT sha256 BUCKET KEY          -> prints the stored object's SHA-256
 """
@@ -25,6 +26,12 @@ def ensure_bucket():
 if command == "presign-put":
     ensure_bucket()
     print(s3.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=3600))
+elif command == "presign-post":
+    ensure_bucket()
+    post = s3.generate_presigned_post(Bucket=bucket, Key=key, ExpiresIn=3600)
+    print(post["url"])
+    for name, value in post["fields"].items():
+        print(name + "=" + value)
 elif command == "presign-get":
     print(s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=3600))
 elif command == "put":

@@ -92,6 +92,15 @@ public final class Spool: Sendable {
             throw CoreError(.invalidParameter("source"), "\(name) is not a regular file: only regular files can be uploaded (copy a pipe or device to a file first)")
         }
         let size = Int64(info.st_size)
+        return try write(size, for: owner, named: name) { out, path throws(SpoolCopy.Failure) in
+            try SpoolCopy.copy(from: fd, named: name, size: size, to: out, path: path)
+        }
+    }
+
+    /// Makes a new spool file of `size` bytes for `owner`, counted against the quota first, which
+    /// `fill` writes (open for writing, and its path); then digests, syncs and returns it. On a
+    /// failure nothing is kept, and the message names `name` (the file as the submitter knows it).
+    func write(_ size: Int64, for owner: UInt32, named name: String, fill: (Int32, String) throws(SpoolCopy.Failure) -> Void) throws(CoreError) -> Entry {
         let entryName = Self.newName()
         try reserve(entryName, owner: owner, size: size)
         let path = self.path(of: entryName)
@@ -101,7 +110,7 @@ public final class Spool: Sendable {
                 throw SpoolCopy.Failure(message: "cannot create \(path): \(String(cString: strerror(errno)))", spoolSide: true)
             }
             defer { close(out) }
-            try SpoolCopy.copy(from: fd, named: name, size: size, to: out, path: path)
+            try fill(out, path)
             let reader = open(path, O_RDONLY | O_CLOEXEC)
             guard reader >= 0 else { throw SpoolCopy.Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
             defer { close(reader) }
@@ -197,6 +206,13 @@ public final class Spool: Sendable {
                     + "(transferctl upload does), then submit with the name it answered")
         }
         return entry
+    }
+
+    /// `owner`'s copy `name`, handed over and not yet submitted; nil if there is none.
+    public func entry(_ name: String, owner: UInt32) -> Entry? {
+        state.withLock { state in
+            state.entries[name].flatMap { $0.owner == owner && !$0.claimed && !$0.sha256.isEmpty ? $0 : nil }
+        }
     }
 
     /// Gives a claimed copy back, unclaimed (a submit that was refused after claiming it).

@@ -15,10 +15,11 @@ enum SpoolCopy {
 
     /// Copies the first `size` bytes of `source` to `target` with `copy_file_range` (a reflink
     /// where the filesystem shares extents; the kernel copies otherwise), falling back to
-    /// `pread`/`write` across filesystems that refuse it. Fails if the source is shorter.
-    static func copy(from source: Int32, named name: String, size: Int64, to target: Int32, path: String) throws(Failure) {
+    /// `pread`/`write` across filesystems that refuse it. Fails if the source is shorter. The
+    /// bytes land at `targetStart` onwards in `target`.
+    static func copy(from source: Int32, named name: String, size: Int64, to target: Int32, at targetStart: Int64 = 0, path: String) throws(Failure) {
         var inOffset: Int64 = 0
-        var outOffset: Int64 = 0
+        var outOffset: Int64 = targetStart
         while inOffset < size {
             let chunk = Int(min(size - inOffset, 1 << 30))
             let copied = clinuxshims_copy_file_range(source, &inOffset, target, &outOffset, chunk)
@@ -28,7 +29,7 @@ enum SpoolCopy {
             case EINTR:
                 continue
             case EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, ETXTBSY:
-                try fallback(from: source, named: name, size: size, offset: inOffset, to: target, path: path)
+                try fallback(from: source, named: name, size: size, offset: inOffset, to: target, shift: targetStart, path: path)
                 return
             case EBADF:
                 throw Failure(message: "\(name) was not opened for reading: open it read-only and pass it again", spoolSide: false)
@@ -40,7 +41,9 @@ enum SpoolCopy {
         }
     }
 
-    private static func fallback(from source: Int32, named name: String, size: Int64, offset start: Int64, to target: Int32, path: String) throws(Failure) {
+    private static func fallback(
+        from source: Int32, named name: String, size: Int64, offset start: Int64, to target: Int32, shift: Int64, path: String
+    ) throws(Failure) {
         let bufferSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -52,22 +55,35 @@ enum SpoolCopy {
                 throw Failure(message: "cannot read \(name): \(String(cString: strerror(errno)))", spoolSide: false)
             }
             if n == 0 { throw Failure(message: changed(name), spoolSide: false) }
-            do throws(FileIOError) {
-                let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: n)
-                var written = 0
-                while written < n {
-                    let w = pwrite(target, bytes.baseAddress.map { $0 + written }, n - written, off_t(offset) + off_t(written))
-                    if w < 0 {
-                        if errno == EINTR { continue }
-                        throw FileIOError("write", path)
-                    }
-                    written += w
-                }
-            } catch {
-                throw Failure(message: "cannot write the spool copy of \(name): \(error)", spoolSide: true)
-            }
+            try write(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n), at: offset + shift, to: target, path: path, of: name)
             offset += Int64(n)
         }
+    }
+
+    /// Writes all of `bytes` at `offset` of `target`.
+    static func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, to target: Int32, path: String, of name: String) throws(Failure) {
+        var written = 0
+        while written < bytes.count {
+            let w = pwrite(target, bytes.baseAddress.map { $0 + written }, bytes.count - written, off_t(offset) + off_t(written))
+            if w < 0 {
+                if errno == EINTR { continue }
+                throw Failure(message: "cannot write the spool copy of \(name): \(FileIOError("write", path))", spoolSide: true)
+            }
+            written += w
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` of `target`.
+    static func write(_ bytes: [UInt8], at offset: Int64, to target: Int32, path: String, of name: String) throws(Failure) {
+        let failure: Failure? = bytes.withUnsafeBytes { raw in
+            do throws(Failure) {
+                try write(raw, at: offset, to: target, path: path, of: name)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
     }
 
     private static func changed(_ name: String) -> String {
