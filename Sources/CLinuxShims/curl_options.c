@@ -114,8 +114,9 @@ int clinuxshims_set_job_trust(const char *token, const char *pem, size_t length)
 
 static const char marker[] = "X-Transferd-Trust:";
 
-// Under `lock`: the trust for a request whose headers are `list`, blanking the marker header.
-static int apply_trust(void *handle, struct curl_slist_node *list, setopt_function setopt) {
+// Under `lock`: the trust for a request whose headers are `list`, blanking the marker header
+// (`plain`: the request is http, and needs none).
+static int apply_trust(void *handle, struct curl_slist_node *list, setopt_function setopt, int plain) {
     const char *job_pem = NULL;
     size_t job_length = 0;
     for (struct curl_slist_node *node = list; node; node = node->next) {
@@ -132,6 +133,7 @@ static int apply_trust(void *handle, struct curl_slist_node *list, setopt_functi
         // "Name:" with nothing after it: libcurl sends no such header.
         node->data[sizeof marker - 1] = 0;
     }
+    if (plain) return 0;
     if (!job_pem) {
         if (!trusted) return 0;
         struct curl_blob_value blob = {trusted, trusted_length, CURL_BLOB_COPY_FLAG};
@@ -211,18 +213,26 @@ static int apply_url(void *handle, const char *url, setopt_function setopt) {
     return code;
 }
 
+// The handle whose URL this thread set last, and whether that URL is https: FoundationNetworking
+// sets a request's URL and then its headers on one thread, so a plain http request skips the CA
+// bundle (a copy of some 200 KB libcurl would not read).
+static __thread void *last_url_handle;
+static __thread int last_url_is_plain;
+
 static CFURLSessionEasyCode set_ptr(void *handle, CFURLSessionOption option, void *value) {
     setopt_function setopt = (setopt_function)dlsym(RTLD_DEFAULT, "curl_easy_setopt");
     if (!setopt) return (CFURLSessionEasyCode){CURLE_FAILED_INIT_CODE};
     int code = setopt(handle, option.value, value);
     if (code != 0 || !value) return (CFURLSessionEasyCode){code};
     if (option.value == CURLOPT_URL_OPTION) {
+        last_url_handle = handle;
+        last_url_is_plain = strncasecmp(value, "http:", 5) == 0;
         pthread_mutex_lock(&lock);
         code = apply_url(handle, value, setopt);
         pthread_mutex_unlock(&lock);
     } else if (option.value == CURLOPT_HTTPHEADER_OPTION) {
         pthread_mutex_lock(&lock);
-        code = apply_trust(handle, value, setopt);
+        code = apply_trust(handle, value, setopt, last_url_handle == handle && last_url_is_plain);
         pthread_mutex_unlock(&lock);
     }
     return (CFURLSessionEasyCode){code};

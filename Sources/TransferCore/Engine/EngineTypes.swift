@@ -241,13 +241,17 @@ public struct UploadTermination: Sendable {
     public var headers: [String: String]
     /// The job's URL: its credentials go only to its origin (nil: to none).
     public var jobURL: URL?
+    /// The job's own CA certificates (`cacert`), trusted for the DELETE as for its appends.
+    public var cacert: String?
     public var logger: Logger
 
     public init(
-        jobID: String, resource: URL, protocolUsed: UploadProtocol, headers: [String: String], jobURL: URL?, logger: Logger
+        jobID: String, resource: URL, protocolUsed: UploadProtocol, headers: [String: String], jobURL: URL?, cacert: String? = nil,
+        logger: Logger
     ) {
         self.jobID = jobID
         self.resource = resource
+        self.cacert = cacert
         self.protocolUsed = protocolUsed
         self.headers = headers
         self.jobURL = jobURL

@@ -118,7 +118,8 @@ final class UploadRunner: @unchecked Sendable {
             let request = UploadAttempt.termination(of: termination.resource, termination.protocolUsed)
             let headers = termination.jobURL.map { Self.credentials(termination.headers, for: termination.resource, jobURL: $0) }
                 ?? Self.withoutCredentials(termination.headers)
-            let urlRequest = Self.urlRequest(request, headers: headers, idleTimeout: self.configuration.idleTimeout)
+            var urlRequest = Self.urlRequest(request, headers: headers, idleTimeout: self.configuration.idleTimeout)
+            if let pem = termination.cacert { Trust.add(pem, to: &urlRequest, job: termination.jobID) }
             let task = session.dataTask(with: urlRequest)
             task.taskDescription = termination.jobID
             task.resume()

@@ -124,7 +124,7 @@ extension TransferManager {
         else { return }
         engine.terminateUpload(
             UploadTermination(
-                jobID: job.id, resource: resource, protocolUsed: used, headers: job.headers, jobURL: URL(string: job.url),
+                jobID: job.id, resource: resource, protocolUsed: used, headers: job.headers, jobURL: URL(string: job.url), cacert: job.cacert,
                 logger: logger(forJob: job.id)))
     }
 
