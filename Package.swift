@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "transferd", targets: ["transferd"]),
         .executable(name: "transferctl", targets: ["transferctl"]),
+        .library(name: "TransferKit", targets: ["TransferKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -34,6 +35,9 @@ let package = Package(
         .target(name: "CLinuxShims"),
         // sendmsg/recvmsg with SCM_RIGHTS: transferctl hands an upload's open file to the daemon.
         .target(name: "CDescriptorPassing"),
+        .target(name: "TransferKit", dependencies: ["TransferProtocol", "CDescriptorPassing"]),
+        .executableTarget(name: "FeedDownloader", dependencies: ["TransferKit"], path: "Examples/FeedDownloader"),
+        .executableTarget(name: "transferkit-probe", dependencies: ["TransferKit"], path: "Tests/TransferKitProbe"),
         .target(
             name: "TransferCore",
             dependencies: [
@@ -171,6 +175,8 @@ let package = Package(
                 "TransferTestSupport",
                 "transferd",
                 "transferctl",
+                "TransferKit",
+                "transferkit-probe",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -76,6 +76,12 @@ public final class ControlClient {
 
     deinit { close(fd) }
 
+    /// Shuts the connection down in both directions: a call or read blocked on it, on another
+    /// thread, returns with an error. Safe to call from any thread, any number of times.
+    public func shutdown() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     /// Calls `method` and waits for its result.
     public func call<M: RPCMethod>(_ method: M.Type, _ params: M.Params) throws(ControlClientError) -> M.Result {
         let id = RPCID.number(nextID)

@@ -122,6 +122,8 @@ public struct Job: Codable, Hashable, Sendable {
     public var pacedRate: Int64?
     /// Something the job cannot do as asked, such as hold a rate limit on a server that ignores ranges.
     public var warning: String?
+    /// The submitter's own text for the job (`label` in `submit`).
+    public var label: String?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

@@ -61,6 +61,9 @@ public enum Submit: RPCMethod {
         /// (see ``FormPart``), as curl's `-F`. The method defaults to `POST`, the upload is not
         /// resumable, and the `Content-Type` (with its boundary) is the daemon's.
         public var form: [FormPart]?
+        /// Free text the submitter keeps with the job (at most 1,024 bytes, no control
+        /// characters), returned in every `Job` as `label`: URLSession's `taskDescription`.
+        public var label: String?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,

@@ -106,6 +106,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var segments: Int?
     /// CA certificates (PEM) the job trusts besides the daemon's (`submit` `cacert`).
     public var cacert: String?
+    /// The submitter's own text for the job (`submit` `label`).
+    public var label: String?
     /// Downloads fetched over several connections: the ranges past `checkpointBytes` that are
     /// durable in the partial file (of the representation `validator` names), kept by a restart.
     public var parts: [ByteRange]?
@@ -137,6 +139,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withLimitRate(limitRate)
             .withSegments(segments)
             .withContentEncoding(contentEncoding)
+            .withLabel(label)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -157,6 +160,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
             && notBefore == params.notBefore && deadline == params.deadline
             && limitRate == params.limitRate.flatMap(ByteRate.limit) && segments == params.segments && cacert == params.cacert
+            && label == params.label
     }
 }
 
@@ -180,7 +184,12 @@ public enum PartialPath {
 }
 
 extension Job {
-    /// The job with the connections it asked for, when more than one.
+    func withLabel(_ label: String?) -> Job {
+        var job = self
+        job.label = label
+        return job
+    }
+
     func withContentEncoding(_ coding: String?) -> Job {
         var job = self
         job.contentEncoding = coding

@@ -224,6 +224,14 @@ enum SubmitValidator {
         return ByteRate.limit(text)
     }
 
+    /// `label`: at most 1,024 bytes of text without control characters (it is shown in tables and logs).
+    static func validateLabel(_ label: String?) throws(CoreError) {
+        guard let label else { return }
+        guard label.utf8.count <= 1024, !label.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
+            throw CoreError(.invalidParameter("label"), "label must be at most 1,024 bytes of text without control characters (no line breaks or tabs)")
+        }
+    }
+
     /// `segments`: 1 to `Limits.Job.segments` connections.
     static func validateSegments(_ segments: Int?, isUpload: Bool) throws(CoreError) -> Int? {
         guard let segments else { return nil }

@@ -146,6 +146,7 @@ extension TransferManager {
         let isUpload = try SubmitValidator.validateKind(params) == .upload
         let limitRate = try SubmitValidator.validateLimitRate(params.limitRate)
         let segments = try SubmitValidator.validateSegments(params.segments, isUpload: isUpload)
+        try SubmitValidator.validateLabel(params.label)
         if let pem = params.cacert, !Trust.isPEM(pem) {
             throw CoreError(
                 .invalidParameter("cacert"),
@@ -184,6 +185,7 @@ extension TransferManager {
                 job.deadline = params.deadline
                 job.limitRate = limitRate
                 job.cacert = params.cacert
+                job.label = params.label
                 admission = .new(job, url)
                 if let replaced { forget([replaced]) }
             }
@@ -222,6 +224,7 @@ extension TransferManager {
         job.limitRate = limitRate
         job.segments = segments
         job.cacert = params.cacert
+        job.label = params.label
         job.detached = true
         nextOrder += 1
         return .new(job, url)

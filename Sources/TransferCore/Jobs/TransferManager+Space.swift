@@ -44,7 +44,7 @@ extension JobRecord {
         var bytes = 700 + url.utf8.count + 2 * destination.utf8.count
         for (name, value) in headers { bytes += name.utf8.count + value.utf8.count + 6 }
         bytes += (source?.utf8.count ?? 0) + (contentType?.utf8.count ?? 0) + (finalUrl?.utf8.count ?? 0)
-        bytes += (uploadResource?.utf8.count ?? 0) + (error?.message.utf8.count ?? 0)
+        bytes += (uploadResource?.utf8.count ?? 0) + (error?.message.utf8.count ?? 0) + 2 * (label?.utf8.count ?? 0)
         if let response {
             bytes += (response.body?.utf8.count ?? 0) + (response.location?.utf8.count ?? 0) + (response.etag?.utf8.count ?? 0)
         }
@@ -55,7 +55,7 @@ extension JobRecord {
 extension Submit.Params {
     /// About how many journal bytes the job this submit asks for takes.
     var journalWeight: Int {
-        var bytes = 700 + url.utf8.count + 2 * (destination?.utf8.count ?? 0) + (source?.utf8.count ?? 0)
+        var bytes = 700 + url.utf8.count + 2 * (destination?.utf8.count ?? 0) + (source?.utf8.count ?? 0) + 2 * (label?.utf8.count ?? 0)
         for (name, value) in headers ?? [:] { bytes += name.utf8.count + value.utf8.count + 6 }
         return bytes
     }

@@ -12,4 +12,5 @@ enum Binaries {
 
     static var transferd: String { directory + "/transferd" }
     static var transferctl: String { directory + "/transferctl" }
+    static var transferkitProbe: String { directory + "/transferkit-probe" }
 }

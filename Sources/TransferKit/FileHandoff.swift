@@ -1,0 +1,60 @@
+import CDescriptorPassing
+import Foundation
+import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hands a file to upload to the daemon as an open descriptor (`SCM_RIGHTS` over the upload
+/// socket beside the control socket), so the daemon never opens it with its own rights; the
+/// daemon answers with the name of its synced copy, which the submit names.
+enum FileHandoff {
+    static func spool(_ file: URL, controlSocket: String) throws(TransferError) -> UploadHandoff.Reply {
+        let path = file.path
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard fd >= 0 else { throw TransferError(code: .refused, message: "cannot open \(path) to upload it: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let socketPath = UploadHandoff.socketPath(forControlSocket: controlSocket)
+        let socketFD = cdescriptorpassing_socket()
+        guard socketFD >= 0 else { throw unavailable(socketPath, errno) }
+        defer { close(socketFD) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(socketPath.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw unavailable(socketPath, ENAMETOOLONG) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socketFD, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { throw unavailable(socketPath, errno) }
+        let name = Array(path.utf8.prefix(4000))
+        guard name.withUnsafeBytes({ cdescriptorpassing_send(socketFD, $0.baseAddress, $0.count, fd) }) > 0 else { throw unavailable(socketPath, errno) }
+        shutdown(socketFD, Int32(SHUT_WR))
+        // The daemon copies the file before it answers: a big file takes a while.
+        var line: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(socketFD, $0.baseAddress, $0.count, 0) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            line += chunk[..<n]
+            if line.contains(UInt8(ascii: "\n")) { break }
+        }
+        guard let reply = try? WireCoding.decoder().decode(UploadHandoff.Reply.self, from: Data(line.prefix { $0 != UInt8(ascii: "\n") })) else {
+            throw TransferError(code: .daemonUnavailable, message: "transferd's upload socket \(socketPath) closed without answering for \(path)")
+        }
+        if let error = reply.error { throw TransferError(code: .refused, message: error.message) }
+        return reply
+    }
+
+    private static func unavailable(_ socketPath: String, _ code: Int32) -> TransferError {
+        TransferError(
+            code: .daemonUnavailable,
+            message: "cannot hand the file to transferd at \(socketPath): \(String(cString: strerror(code))); is the daemon running?")
+    }
+}
