@@ -82,9 +82,12 @@ package enum Daemon {
             engine = TransferEngine(
                 configuration: engineConfiguration, hosts: hosts, rates: RateGovernor(configuration.ratePolicy), logger: logger)
             let spool = try Spool(directory: state.path + "/spool", quota: configuration.spoolQuota)
+            var core = configuration.core
+            core.inbox = Inbox.beside(spool: spool.directory)
             manager = try TransferManager(
-                journal: journal, engine: engine, configuration: configuration.core, logger: logger,
+                journal: journal, engine: engine, configuration: core, logger: logger,
                 hookSelector: HookRunner.selector(live), spool: spool)
+            await manager.pruneInbox()
             manager.hub.budget.setLimits(perUser: configuration.subscriberQueueBytesPerUser, total: configuration.subscriberQueueBytesTotal)
             reloader = ConfigurationReloader(
                 load: { try await load().0 }, configuration: live, logLevel: level, manager: manager, hosts: hosts,

@@ -43,6 +43,7 @@ extension DaemonConfiguration {
         applied.maxConnectionsPerUser = new.maxConnectionsPerUser
         applied.maxJobsPerUser = new.maxJobsPerUser
         applied.journalBytesPerUser = new.journalBytesPerUser
+        applied.inboxBytesPerUser = new.inboxBytesPerUser
         applied.maxJsonDepth = new.maxJsonDepth
         // Read at each submit and each transfer start; running transfers keep the directory they opened.
         applied.allowedRoots = new.allowedRoots

@@ -42,6 +42,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var maxJobsPerUser = 10_000
     /// Journal bytes one user's jobs may hold, finished and cancelled ones included.
     package var journalBytesPerUser = 64 << 20
+    package var inboxBytesPerUser: Int64 = 8 << 30
     package var maxJsonDepth = Limits.maxJSONDepth
     package var hooks: [HookConfiguration] = []
     /// Entries of `HostRule`'s forms; empty: any host the other rules allow.
@@ -104,7 +105,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         "max_rate", "background_max_rate", "rate_windows",
         "metrics_max_connections", "metrics_idle_timeout_seconds", "max_upload_handoffs_per_user", "upload_handoff_timeout_seconds",
         "http_proxy", "https_proxy", "no_proxy", "ca_file", "client_certificates",
-        "journal_bytes_per_user", "upload_spool_files_per_user",
+        "journal_bytes_per_user", "upload_spool_files_per_user", "inbox_bytes_per_user",
     ]
 
     var core: CoreConfiguration {
@@ -124,6 +125,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         core.maxConnectionsPerHost = maxConnectionsPerHost
         core.segments = segments
         core.journalBytesPerUser = journalBytesPerUser
+        core.inboxBytesPerUser = inboxBytesPerUser
         return core
     }
 
@@ -324,6 +326,7 @@ extension DaemonConfiguration {
         config.maxUploadHandoffsPerUser = try int("max_upload_handoffs_per_user", config.maxUploadHandoffsPerUser, 1...UploadHandoffServer.maxOpenHandoffs)
         config.uploadHandoffTimeoutSeconds = try int("upload_handoff_timeout_seconds", config.uploadHandoffTimeoutSeconds, 1...300)
         config.journalBytesPerUser = try int("journal_bytes_per_user", config.journalBytesPerUser, (64 << 10)...(1 << 40))
+        config.inboxBytesPerUser = Int64(try int("inbox_bytes_per_user", Int(config.inboxBytesPerUser), (1 << 20)...(1 << 50)))
         config.uploadSpoolFilesPerUser = try int("upload_spool_files_per_user", config.uploadSpoolFilesPerUser, 1...1_000_000)
         // The request object and its params are two levels; no request of the protocol needs more than four.
         config.maxJsonDepth = try int("max_json_depth", config.maxJsonDepth, 4...512)

@@ -182,6 +182,9 @@ final class UploadHandoffServer: Service, Sendable {
         if received < 0, receiveError == EAGAIN || receiveError == EWOULDBLOCK {
             reply = UploadHandoff.Reply(error: RPCError(.limitExceeded, Self.timedOut(seconds: timeoutSeconds)))
             logger.debug("upload hand-off closed: nothing came in time", metadata: ["uid": "\(credentials.uid)", "seconds": "\(timeoutSeconds)"])
+        } else if descriptor < 0, received > 0, buffer.first == UInt8(ascii: "{") {
+            serveFetch(client, line: Array(buffer.prefix(received)), uid: credentials.uid)
+            return
         } else if descriptor < 0, received > 0, Self.outOfDescriptors(client) {
             // The kernel drops a passed descriptor it cannot install: the client did send one.
             reply = UploadHandoff.Reply(error: RPCError(.internalError, Self.noDescriptorFree))

@@ -17,8 +17,8 @@ extension TransferSession {
     /// Downloads `request` into the session's download directory (see ``download(from:delegate:)``).
     public func download(for request: URLRequest, delegate: (any TransferSessionTaskDelegate)? = nil) async throws -> (URL, URLResponse) {
         let task = register(TransferDownloadTask(jobID: Self.newJobID(), request: request, destination: nil, session: self, taskDelegate: delegate))
-        let job = try await run(task)
-        return (URL(fileURLWithPath: job.destination), task.completedResponse)
+        let ending = try await run(task)
+        return (ending.file ?? URL(fileURLWithPath: ending.job.destination), task.completedResponse)
     }
 
     /// Uploads `fileURL` with `request`'s URL, method and headers; returns the body of the
@@ -30,8 +30,8 @@ extension TransferSession {
     }
 
     /// Resumes `task` and waits for its end: the job, if it completed.
-    private func run(_ task: TransferTask) async throws -> Job {
-        let job: Job = try await withTaskCancellationHandler {
+    private func run(_ task: TransferTask) async throws -> Ending {
+        let ending: Ending = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 state.withLock { $0.waiters[task.jobID] = continuation }
                 task.resume()
@@ -39,7 +39,7 @@ extension TransferSession {
         } onCancel: {
             task.cancel()
         }
-        guard job.state == .completed else { throw TransferError(ending: job) }
-        return job
+        guard ending.job.state == .completed else { throw TransferError(ending: ending.job) }
+        return ending
     }
 }

@@ -92,15 +92,8 @@ extension TransferSession {
             if let destination = download.destination {
                 params.destination = destination.path
                 params.overwrite = configuration.overwritesDestinations ? true : nil
-            } else {
-                let directory = configuration.resolvedDownloadDirectory()
-                do {
-                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                } catch {
-                    throw TransferError(code: .refused, message: "cannot create the download directory \(directory.path): \(error.localizedDescription)")
-                }
-                params.destination = directory.appendingPathComponent(task.jobID + ".download").path
             }
+            // Without a destination, the daemon's inbox keeps the file until the end is acknowledged.
         }
         params.headers = headers.isEmpty ? nil : headers
         return try requests.call(Submit.self, params).job

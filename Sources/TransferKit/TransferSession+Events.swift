@@ -96,20 +96,35 @@ extension TransferSession {
     /// download directory holds is deleted once the delegate returned, as on iOS.
     private func deliverEnd(of task: TransferTask, job: Job) {
         if let waiter = state.withLock({ $0.waiters.removeValue(forKey: task.jobID) }) {
-            waiter.resume(returning: job)
+            if job.state == .completed, job.inbox == true {
+                do throws(TransferError) {
+                    waiter.resume(returning: Ending(job: job, file: try takeInboxFile(of: job)))
+                } catch {
+                    waiter.resume(throwing: error)
+                }
+            } else {
+                waiter.resume(returning: Ending(job: job, file: nil))
+            }
             ended(task)
             return
         }
-        let error = job.state == .completed ? nil : TransferError(ending: job)
-        deliverAndWait { delegate in
-            if job.state == .completed, let download = task as? TransferDownloadTask {
-                let location = URL(fileURLWithPath: job.destination)
-                delegate.transferSession(self, downloadTask: download, didFinishDownloadingTo: location)
-                if download.destination == nil, self.isInDownloadDirectory(job.destination) {
-                    try? FileManager.default.removeItem(at: location)
-                }
+        var error = job.state == .completed ? nil : TransferError(ending: job)
+        var file: (url: URL, isCopy: Bool)?
+        if job.state == .completed, task is TransferDownloadTask {
+            do throws(TransferError) {
+                file = job.inbox == true ? try inboxFile(of: job) : (URL(fileURLWithPath: job.destination), false)
+            } catch let failure {
+                error = failure
             }
-            delegate.transferSession(self, task: task, didCompleteWithError: error)
+        }
+        let reported = error
+        let handedOver = file
+        deliverAndWait { delegate in
+            if let file = handedOver, let download = task as? TransferDownloadTask {
+                delegate.transferSession(self, downloadTask: download, didFinishDownloadingTo: file.url)
+                if file.isCopy { try? FileManager.default.removeItem(at: file.url) }
+            }
+            delegate.transferSession(self, task: task, didCompleteWithError: reported)
         }
         ended(task)
     }

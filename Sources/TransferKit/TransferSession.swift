@@ -24,7 +24,7 @@ public final class TransferSession: Sendable {
     struct State {
         var tasks: [String: TransferTask] = [:]
         /// Async API calls waiting for their task's end, by job id.
-        var waiters: [String: CheckedContinuation<Job, any Error>] = [:]
+        var waiters: [String: CheckedContinuation<Ending, any Error>] = [:]
         /// Called once a task has ended and its end was delivered (``TransferOperation``).
         var endHandlers: [String: [@Sendable (TransferTask) -> Void]] = [:]
         /// Terminal events delivered in this process, by seq (a replay after a reconnect repeats them).
@@ -143,14 +143,10 @@ public final class TransferSession: Sendable {
                     jobID: job.id, request: Self.request(of: job), fileURL: job.source.map(URL.init(fileURLWithPath:)), session: self, job: job)
                 : TransferDownloadTask(
                     jobID: job.id, request: Self.request(of: job),
-                    destination: isInDownloadDirectory(job.destination) ? nil : URL(fileURLWithPath: job.destination), session: self, job: job)
+                    destination: job.inbox == true ? nil : URL(fileURLWithPath: job.destination), session: self, job: job)
             state.tasks[job.id] = made
             return made
         }
-    }
-
-    func isInDownloadDirectory(_ path: String) -> Bool {
-        path.hasPrefix(configuration.resolvedDownloadDirectory().path + "/")
     }
 
     private func fetchUnfinishedTasks() -> [TransferTask] {
@@ -184,6 +180,13 @@ public final class TransferSession: Sendable {
         let hex = String(value, radix: 16)
         return "tk-" + String(repeating: "0", count: 16 - hex.count) + hex
     }
+}
+
+/// How a task ended, for the async call waiting for it: the job, and a completed download's file
+/// (moved out of the daemon's inbox before the end is acknowledged).
+struct Ending: Sendable {
+    var job: Job
+    var file: URL?
 }
 
 /// The listening thread's connection, kept where `finishTasksAndInvalidate` can shut it down.

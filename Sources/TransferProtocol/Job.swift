@@ -124,6 +124,9 @@ public struct Job: Codable, Hashable, Sendable {
     public var warning: String?
     /// The submitter's own text for the job (`label` in `submit`).
     public var label: String?
+    /// A download submitted without a destination: its file is in the daemon's inbox, and the
+    /// submitter gets it over the upload socket (`fetch`) until the job's end is acknowledged.
+    public var inbox: Bool?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

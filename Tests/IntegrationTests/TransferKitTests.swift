@@ -55,7 +55,8 @@ import Glibc
         #expect(seen.last == "tasks 0 ")
         #expect(try sha256Hex(ofFile: folder + "/cover.jpg") == cover.sha256Hex())
         #expect(try sha256Hex(ofFile: folder + "/page.html") == page.sha256Hex())
-        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory + "/out/inbox").isEmpty, "handed-over files are moved or deleted")
+        let inbox = daemon.stateDirectory + "/inbox/\(getuid())"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: inbox).isEmpty, "acknowledged ends free the daemon's inbox")
 
         let again = try await probe(["collect", "com.example.feed", folder], daemon: daemon)
         #expect(lines(again) == ["events-done", "tasks 0 "], "every end was acknowledged once handled: \(again.stdout)")
@@ -118,6 +119,7 @@ import Glibc
         #expect(rootSees.filter { $0.hasPrefix("finish ") } == ["finish mine.bin moved 100000"], "\(rootSees)")
         let userSees = try await asUser(["collect", "shared", theirs])
         #expect(userSees.filter { $0.hasPrefix("finish ") } == ["finish theirs.bin moved 120000"], "\(userSees)")
+        #expect(try sha256Hex(ofFile: theirs + "/theirs.bin") == TestContent(seed: 2308, size: 120_000).sha256Hex())
         try await server.shutdown()
     }
 

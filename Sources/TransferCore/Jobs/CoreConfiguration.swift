@@ -22,6 +22,17 @@ public struct CoreConfiguration: Sendable, Equatable {
     public var diskReserveBytes: Int64 = 64 << 20
     /// The directories downloads may land in (checked at submit and when each transfer starts).
     public var allowedRoots: AllowedRoots = .everywhere
+    /// Where downloads without a destination land (nil: such a submit is refused), and how many
+    /// bytes of them one user may hold there (`inbox_bytes_per_user`).
+    public var inbox: Inbox?
+    public var inboxBytesPerUser: Int64 = 8 << 30
+
+    /// This configuration, with `previous`'s inbox when it names none (a reload keeps the inbox).
+    func keepingInbox(of previous: CoreConfiguration) -> CoreConfiguration {
+        var kept = self
+        if kept.inbox == nil { kept.inbox = previous.inbox }
+        return kept
+    }
 
     public init(
         maxConcurrentTransfers: Int = 4, finishedJobRetention: Duration = .seconds(7 * 24 * 3600),

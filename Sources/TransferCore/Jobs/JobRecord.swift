@@ -108,6 +108,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var cacert: String?
     /// The submitter's own text for the job (`submit` `label`).
     public var label: String?
+    /// Downloads submitted without a destination: the file lands in the daemon's inbox.
+    public var inbox: Bool?
     /// Downloads fetched over several connections: the ranges past `checkpointBytes` that are
     /// durable in the partial file (of the representation `validator` names), kept by a restart.
     public var parts: [ByteRange]?
@@ -140,6 +142,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withSegments(segments)
             .withContentEncoding(contentEncoding)
             .withLabel(label)
+            .withInbox(inbox)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -154,7 +157,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// Whether `params` asks for the same transfer as this job (for idempotent resubmission).
     func matches(_ params: Submit.Params) -> Bool {
         guard matchesUpload(params) else { return false }
-        return url == params.url && destination == (params.destination ?? "")
+        return url == params.url && (inbox == true ? params.destination == nil : destination == (params.destination ?? ""))
             && headers == (params.headers ?? [:]) && overwrite == (params.overwrite ?? false)
             && expectedSha256 == params.sha256?.lowercased() && expectedSize == params.size
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
@@ -184,6 +187,12 @@ public enum PartialPath {
 }
 
 extension Job {
+    func withInbox(_ inbox: Bool?) -> Job {
+        var job = self
+        job.inbox = inbox
+        return job
+    }
+
     func withLabel(_ label: String?) -> Job {
         var job = self
         job.label = label

@@ -168,6 +168,8 @@ extension TransferManager {
         } catch {
             throw CoreError(.internalFailure, "the acknowledgement could not be written to the journal (\(error)); acknowledge again")
         }
+        // An acknowledged inbox download has been handed over: its file goes.
+        dropInboxFiles(of: due.map(\.id))
         return changes.count
     }
 

@@ -153,7 +153,7 @@ extension TransferManager {
             // The engine kept the partial file for the next attempt. A resumable one stays for
             // `retry` (removed with the job); one that cannot be resumed goes now.
             if job.validator == nil || job.checkpointBytes == 0 {
-                PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+                PartialFile.remove(job.partialPath, roots: roots(for: job))
             }
             engine.forget(jobID: job.id)
             var last = error

@@ -42,6 +42,7 @@ extension TransferManager {
         // exists is answered by that job, so its destination is not checked.
         let toCheck = batch.indices.filter { index in
             urls[index] != nil && (try? SubmitValidator.validateKind(batch[index])) == .download
+                && (batch[index].destination != nil || configuration.inbox == nil)
                 && (batch[index].replace == true || batch[index].id.flatMap { ownedKey($0, owner: owner) } == nil)
         }
         let problems = await DestinationChecks.check(
@@ -191,12 +192,15 @@ extension TransferManager {
             }
             return admission
         }
-        guard let destination = params.destination else {
+        // No destination: the daemon's inbox keeps the file for the submitter.
+        let inbox = params.destination == nil ? configuration.inbox : nil
+        if let inbox { try admitToInbox(params, inbox: inbox, owner: owner) }
+        guard params.destination != nil || inbox != nil else {
             throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
         }
-        let overwrite = params.overwrite ?? false
+        let overwrite = inbox != nil || (params.overwrite ?? false)
         // Done already when DestinationChecks ran for this submit.
-        if !destinationChecked {
+        if let destination = params.destination, !destinationChecked {
             try DestinationChecks.checkParameters(params)
             let downloadOwner = DownloadOwner(uid: owner, gid: group)
             if params.createDirectories == true {
@@ -210,9 +214,12 @@ extension TransferManager {
         let sha256 = try SubmitValidator.validateSHA256(params.sha256)
         try ensureRoom(for: owner)
         try ensureBudget(of: owner, adding: params.journalWeight)
-        try ensureNoWriter(of: destination, for: owner, otherwise: "choose another destination")
+        if let destination = params.destination {
+            try ensureNoWriter(of: destination, for: owner, otherwise: "choose another destination")
+        }
         if let replaced { forget([replaced]) }
         let id = keyForSubmit(params.id, owner: owner)
+        let destination = params.destination ?? inbox?.path(owner: owner, id: JobRecord.wireID(ofKey: id)) ?? ""
         var job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: destination,
             headers: params.headers ?? [:], overwrite: overwrite, owner: owner, ownerGroup: group, idChosenByClient: params.id != nil,
@@ -225,6 +232,7 @@ extension TransferManager {
         job.segments = segments
         job.cacert = params.cacert
         job.label = params.label
+        job.inbox = inbox != nil ? true : nil
         job.detached = true
         nextOrder += 1
         return .new(job, url)
@@ -283,7 +291,7 @@ extension TransferManager {
             retryTimers.removeValue(forKey: id)?.cancel()
             startTimers.removeValue(forKey: id)?.cancel()
             engine.forget(jobID: id)
-            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+            PartialFile.remove(job.partialPath, roots: roots(for: job))
         }
         abandonUpload(job)
         job.state = .cancelled

@@ -51,6 +51,7 @@ extension TransferManager {
         // Only a failed download keeps a partial file (for a retry); the others' are gone already.
         let withPartials = chosen.compactMap { id in jobs.summary(id)?.state == .failed ? jobs[id] : nil }
         forget(withPartials)
+        dropInboxFiles(of: chosen)
         for id in chosen {
             jobs[id] = nil
             latestSeq[id] = nil
@@ -136,8 +137,9 @@ extension TransferManager {
     /// Drops jobs from the table and removes the partial files they kept; the caller writes the
     /// journal's deletions.
     func forget(_ records: [JobRecord]) {
+        dropInboxFiles(of: records.map(\.id))
         for job in records {
-            if job.state == .failed { PartialFile.remove(job.partialPath, roots: configuration.allowedRoots) }
+            if job.state == .failed { PartialFile.remove(job.partialPath, roots: roots(for: job)) }
             jobs[job.id] = nil
             latestSeq[job.id] = nil
         }

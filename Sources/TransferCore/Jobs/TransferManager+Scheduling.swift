@@ -52,7 +52,8 @@ extension TransferManager {
             validator: job.validator, totalBytes: job.totalBytes,
             expectedSha256: job.expectedSha256, expectedSize: job.expectedSize, limits: limits,
             deadline: job.endOfTime(maxTime: limits.maxTime), diskReserveBytes: configuration.diskReserveBytes,
-            allowedRoots: configuration.allowedRoots, owner: DownloadOwner(uid: job.owner, gid: job.ownerGroup),
+            // An inbox download lands in the daemon's own directory: no submitter's rights to check.
+            allowedRoots: roots(for: job), owner: job.inbox == true ? nil : DownloadOwner(uid: job.owner, gid: job.ownerGroup),
             logger: transferLogger)
         request.upload = uploadPlan(for: job)
         request.limitRate = job.limitRate

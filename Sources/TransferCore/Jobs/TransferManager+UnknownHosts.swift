@@ -25,7 +25,7 @@ extension TransferManager {
         guard let job = jobs[id], job.state == .waiting, job.attempts == attempts else { return }
         retryTimers.removeValue(forKey: id)?.cancel()
         if job.validator == nil || job.checkpointBytes == 0 {
-            PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
+            PartialFile.remove(job.partialPath, roots: roots(for: job))
         }
         engine.forget(jobID: id)
         markFailed(

@@ -290,7 +290,7 @@ public actor TransferManager {
         }
         guard !expired.isEmpty else { return }
         // A failed download's kept partial file goes with it.
-        forget(expired.compactMap { jobs.summary($0)?.state == .failed ? jobs[$0] : nil })
+        forget(expired.compactMap { jobs.summary($0)?.state == .failed ? jobs[$0] : nil }); dropInboxFiles(of: expired)
         for id in expired {
             jobs[id] = nil
             latestSeq[id] = nil
@@ -328,7 +328,7 @@ public actor TransferManager {
     /// Applies a changed configuration: a higher concurrency (or per-host limit) starts queued jobs
     /// at once, a lower one lets running transfers finish; a shorter retention applies at the next sweep.
     public func reconfigure(_ configuration: CoreConfiguration) {
-        self.configuration = configuration
+        self.configuration = configuration.keepingInbox(of: self.configuration)
         schedule()
     }
 

@@ -55,6 +55,7 @@ struct SecondUser: Sendable {
     /// Lets this user connect to `daemon`'s socket: its group becomes the user's (the mode is 0660).
     func mayConnect(to daemon: TestDaemon) {
         chown(daemon.socketPath, 0, gid)
+        chown(daemon.socketPath + ".upload", 0, gid)
     }
 
     /// Runs `command` with `/bin/sh -c` as this user; returns its exit status, stdout and stderr.
