@@ -201,6 +201,39 @@ import Glibc
     }
 }
 
+extension TransferKitTests {
+    @Test func operationsOnAQueueRunOneTaskEachInDependencyOrder() async throws {
+        let server = try await TestHTTPServer.start()
+        let daemon = try TestDaemon()
+        defer { daemon.cleanUp() }
+        server.serve("/first", content: TestContent(seed: 2309, size: 300_000), behaviour: .trickle(bytesPerSecond: 600_000))
+        server.serve("/second", content: TestContent(seed: 2310, size: 1000))
+        try await daemon.start()
+        let recorder = Recorder()
+        var configuration = TransferSessionConfiguration.background(withIdentifier: "queued")
+        configuration.socketPath = daemon.socketPath
+        let session = TransferSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        func operation(_ path: String) throws -> TransferOperation {
+            let task = session.downloadTask(with: URLRequest(url: try #require(URL(string: server.url(path)))), to: URL(fileURLWithPath: daemon.destination(path)))
+            task.taskDescription = path
+            return TransferOperation(task: task)
+        }
+        let first = try operation("/first")
+        let second = try operation("/second")
+        second.addDependency(first)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.addOperation(second)
+        queue.addOperation(first)
+        try await waitUntil("both operations finish") { first.isFinished && second.isFinished }
+        let ends = recorder.lines.filter { $0.hasPrefix("complete") }
+        #expect(ends == ["complete /first ok", "complete /second ok"], "the dependency ran first: \(ends)")
+        #expect(first.task.state == .completed && second.task.state == .completed)
+        try await server.shutdown()
+    }
+}
+
 /// A delegate that writes down what it is told.
 final class Recorder: TransferSessionDelegate {
     private let recorded = Mutex<[String]>([])
