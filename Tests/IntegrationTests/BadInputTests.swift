@@ -41,7 +41,7 @@ struct BadInputTests {
             (#"{"jsonrpc":"1.0","id":1,"method":"version"}"#, .invalidRequest),
             (#"{"jsonrpc":"2.0","id":1,"method":"launch"}"#, .methodNotFound),
             (#"{"jsonrpc":"2.0","id":1,"method":"submit"}"#, .invalidParams),
-            (Self.submit(#"{"url":"http://127.0.0.1:1/x"}"#), .invalidParams),
+            (Self.submit(#"{"url":"http://127.0.0.1:1/x","overwrite":true}"#), .invalidParams),
             (Self.submit(#"{"url":42,"destination":"/tmp/x"}"#), .invalidParams),
             (Self.submit(#"{"url":"ftp://example.com/x","destination":"/tmp/x"}"#), .unsupportedURL),
             (Self.submit(#"{"url":"http://127.0.0.1:1/x","destination":"relative/x"}"#), .invalidDestination),
