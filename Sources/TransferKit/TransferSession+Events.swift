@@ -60,6 +60,13 @@ extension TransferSession {
             if event.type == .progress || event.type == .started { reportProgress(task, from: before, job: event.job) }
             return
         }
+        // Without a delegate, only the ends this process waits for are taken: the others stay
+        // with the daemon for a process that listens.
+        let awaited = state.withLock { $0.waiters[event.job.id] != nil || $0.endHandlers[event.job.id] != nil }
+        if delegate == nil, !awaited {
+            task.update(with: event.job)
+            return
+        }
         let repeated = state.withLock { !$0.delivered.insert(event.seq).inserted }
         if !repeated {
             task.update(with: event.job)

@@ -3,6 +3,10 @@ public import Foundation
 /// What a ``TransferSession`` tells its delegate, on the session's delegate queue: the
 /// counterpart of `URLSessionDownloadDelegate` and `URLSessionTaskDelegate`. Every method has a
 /// default that does nothing.
+///
+/// A session created without a delegate takes only the ends of the tasks it awaits itself (the
+/// async API, ``TransferOperation``); the others stay with the daemon until a session with a
+/// delegate and the same identifier comes.
 public protocol TransferSessionDelegate: AnyObject, Sendable {
     /// A download finished and its file is at `location`. For a task created without a
     /// destination, move or open the file before returning: it is deleted afterwards, as on iOS.

@@ -41,6 +41,10 @@ import Glibc
         #expect(lines(submitted).filter { $0.hasPrefix("queued ") }.count == 3, "\(submitted.stdout)")
         // The submitting process has exited; the daemon finishes the tasks on its own.
         try await waitUntil("the three jobs end") { try daemon.jobs().count == 3 && daemon.jobs().allSatisfy(\.state.isTerminal) }
+        // Another process without a delegate hands one more over: it leaves the waiting ends alone.
+        let more = try await probe(["submit", "com.example.feed", server.url("/page.html"), "again.html"], daemon: daemon)
+        #expect(more.status == 0, "\(more.stderr)")
+        try await waitUntil("the fourth job ends") { try daemon.jobs().count == 4 && daemon.jobs().allSatisfy(\.state.isTerminal) }
 
         let collected = try await probe(["collect", "com.example.feed", folder], daemon: daemon)
         #expect(collected.status == 0, "\(collected.stderr)")
@@ -49,6 +53,7 @@ import Glibc
         #expect(seen.contains("finish page.html moved \(page.size)"), "\(seen)")
         #expect(seen.filter { $0.hasPrefix("complete cover.jpg ok") }.count == 1)
         #expect(seen.filter { $0.hasPrefix("complete page.html ok") }.count == 1)
+        #expect(seen.contains("finish again.html moved \(page.size)"), "ends are kept for a process with a delegate: \(seen)")
         #expect(seen.contains { $0.hasPrefix("complete gone failed/http_status/404") }, "\(seen)")
         let finishedEvents = try #require(seen.firstIndex(of: "events-done"))
         #expect(seen.lastIndex { $0.hasPrefix("complete ") }.map { $0 < finishedEvents } == true, "didFinishEvents comes after every end: \(seen)")
