@@ -72,7 +72,7 @@ extension Status {
         [
             "id": .string, "states": .list(.string), "all": .bool, "session": .string, "owner": .integer(minimum: 0),
             "created_after": .string, "created_before": .string, "limit": .integer(minimum: 1), "cursor": .string,
-            "newest_first": .bool,
+            "newest_first": .bool, "paused": .bool,
         ]
     }
 }
