@@ -102,7 +102,7 @@ extension Resume {
 }
 
 extension Subscribe {
-    public static var parameters: [String: ParameterShape]? { ["session": .string, "ids": .list(.string), "all": .bool] }
+    public static var parameters: [String: ParameterShape]? { ["session": .string, "ids": .list(.string), "all": .bool, "after": .integer(minimum: 0)] }
 }
 
 extension Unsubscribe {

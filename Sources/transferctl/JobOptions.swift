@@ -112,10 +112,10 @@ struct JobOptions: ParsableArguments {
 
     /// After one job was accepted: waits for it with --wait, prints its id (or, with --json, the
     /// job), and exits 1 when a waited-for job did not complete.
-    func finish(_ accepted: Job, client: ControlClient) throws {
+    func finish(_ accepted: Job, client: ControlClient, options: ClientOptions) throws {
         var job = accepted
         if wait {
-            job = try JobWaiter(client: client).wait(for: [job.id]).first ?? job
+            job = try JobWaiter(client: client, options: options).wait(for: [job.id]).first ?? job
         }
         if json {
             try JSONOutput.print(job)
