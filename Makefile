@@ -6,7 +6,7 @@
 #   make faults   fail each write, sync, rename, open and truncate of a workload in turn; restart and check nothing was lost
 #   make bench    compare transferd with curl and aria2 on a local nginx, then the job table's benchmarks
 #   make systemd-test  install into a booted Debian 12 container and check it under systemd (root)
-#   make install  install binaries, man pages, completions, system and user units, the default configuration (PREFIX, DESTDIR)
+#   make install  install what make build made: binaries, man pages, completions, system and user units, the default configuration (PREFIX, DESTDIR); never builds
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
 #   make install-user  install binaries and user units in your home directory (no root); make uninstall-user
 
@@ -18,17 +18,21 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build check-static generated run test fuzz faults bench systemd-test install uninstall install-user uninstall-user clean
+.PHONY: deps build check-static generated generate-docs installable run test fuzz faults bench systemd-test install uninstall install-user uninstall-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
 # nginx-light and openssl: some integration tests download from a real nginx (TLS with a CA the test
 # makes, auth_basic) besides the in-repo test server, some through tinyproxy; socat speaks the protocol
-# as another user does.
+# as another user does. curl: tests compare with /usr/bin/curl; systemd: systemd-analyze, which the
+# unit-file tests run (without it they would not check the units); jq: docs/protocol.md's shell
+# example, which a test runs as written.
+DEB_DEPS = libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat tinyproxy curl systemd jq
 deps:
-	@if ! pkg-config --exists libsystemd libcurl 2>/dev/null || [ ! -x /usr/sbin/nginx ] || [ ! -x /usr/bin/openssl ] || [ ! -x /usr/bin/socat ] || [ ! -x /usr/bin/tinyproxy ]; then \
-		echo "installing libsystemd-dev, libcurl4-openssl-dev, pkg-config, nginx-light, openssl, socat and tinyproxy (apt-get)"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat tinyproxy; \
+	@if ! pkg-config --exists libsystemd libcurl 2>/dev/null || [ ! -x /usr/sbin/nginx ] || [ ! -x /usr/bin/openssl ] || [ ! -x /usr/bin/socat ] \
+		|| [ ! -x /usr/bin/tinyproxy ] || [ ! -x /usr/bin/curl ] || ! command -v systemd-analyze >/dev/null || [ ! -x /usr/bin/jq ]; then \
+		echo "installing $(DEB_DEPS) (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(DEB_DEPS); \
 	fi
 	@# Real servers from PyPI that tests talk to: a tus server (Tests/Peers/tus_server.py) and S3 (moto).
 	@# A Python that refuses pip installs (PEP 668) gets a warning: only those tests then fail, saying what is missing.
@@ -54,6 +58,8 @@ build: deps
 		rm -f $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl; \
 		$(SWIFT) build -c release $(STATIC) --product transferd && $(SWIFT) build -c release $(STATIC) --product transferctl; \
 	fi
+	@# The man pages and completions, so that install (which never builds) finds everything.
+	$(MAKE) --no-print-directory generate-docs
 
 check-static: build
 	@for binary in $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl; do \
@@ -105,7 +111,11 @@ BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
+# build makes them too.
 generated: build
+
+# The man pages and completions of the release binaries built already (build runs it).
+generate-docs:
 	$(SWIFT) build --product generate-manual
 	rm -rf $(GENERATED)
 	install -d $(GENERATED)/man $(GENERATED)/completions
@@ -133,7 +143,19 @@ DOCDIR = $(PREFIX)/share/doc/transferd
 # systemctl on the running system (not for a DESTDIR staging tree, and not where systemd is not PID 1).
 SYSTEMD_RUNNING = $(shell [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && echo yes)
 
-install: build generated
+# install never builds: under sudo, swift is usually not on the PATH (secure_path), and a build as
+# root would leave root-owned files in .build. Build first as yourself: make build (it generates the
+# man pages and completions too), then sudo make install.
+INSTALLED_FILES = $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(GENERATED)/man/transferctl.1 $(GENERATED)/man/transferd.8 \
+	$(GENERATED)/completions/transferctl.bash $(GENERATED)/completions/transferd.bash
+installable:
+	@for file in $(INSTALLED_FILES); do \
+		if [ ! -e "$$file" ]; then \
+			echo "$$file is missing: run 'make build' first (as yourself, without sudo), then 'sudo make install'" >&2; exit 1; \
+		fi; \
+	done
+
+install: installable
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
@@ -194,7 +216,7 @@ USERPREFIX ?= $(HOME)/.local
 USERCONFIGUNITDIR ?= $(HOME)/.config/systemd/user
 USER_MANAGER = $(shell systemctl --user show-environment >/dev/null 2>&1 && echo yes)
 
-install-user: build generated
+install-user: build
 	install -d $(USERPREFIX)/bin $(USERPREFIX)/share/doc/transferd $(USERCONFIGUNITDIR) $(USERPREFIX)/share/man/man1 \
 		$(USERPREFIX)/share/man/man8 $(USERPREFIX)/share/bash-completion/completions $(USERPREFIX)/share/fish/vendor_completions.d
 	install -m 0644 $(GENERATED)/man/transferctl.1 $(USERPREFIX)/share/man/man1/

@@ -12,16 +12,19 @@ actor ConfigurationReloader {
         var applied: [String]
         /// Keys whose new values wait for the next start.
         var pending: [String]
+        /// The configuration file read, nil when none: a file created since the start counts.
+        var file: String?
     }
 
-    /// Loads the configuration as at start-up: defaults, file, environment, flags.
-    private let load: @Sendable () async throws -> DaemonConfiguration
+    /// Loads the configuration as at start-up: defaults, file, environment, flags; and names the
+    /// file it read.
+    private let load: @Sendable () async throws -> (DaemonConfiguration, String?)
     private let configuration: LiveConfiguration
     private let logLevel: LiveLogLevel
     private let manager: TransferManager
     /// The engine's host rules, and how a configuration turns into them.
     private let hosts: HostGuard
-    private let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy
+    private let hostPolicy: @Sendable (DaemonConfiguration, String?) -> HostPolicy
     /// The engine's bandwidth limits.
     private let rates: RateGovernor
     private let logger: Logger
@@ -29,8 +32,9 @@ actor ConfigurationReloader {
     private var server: ControlServer?
 
     init(
-        load: @escaping @Sendable () async throws -> DaemonConfiguration, configuration: LiveConfiguration, logLevel: LiveLogLevel,
-        manager: TransferManager, hosts: HostGuard, hostPolicy: @escaping @Sendable (DaemonConfiguration) -> HostPolicy,
+        load: @escaping @Sendable () async throws -> (DaemonConfiguration, String?), configuration: LiveConfiguration,
+        logLevel: LiveLogLevel, manager: TransferManager, hosts: HostGuard,
+        hostPolicy: @escaping @Sendable (DaemonConfiguration, String?) -> HostPolicy,
         rates: RateGovernor, logger: Logger
     ) {
         self.rates = rates
@@ -54,8 +58,9 @@ actor ConfigurationReloader {
         SystemdNotifier.reloading()
         let old = configuration.current
         let new: DaemonConfiguration
+        let file: String?
         do {
-            new = try await load()
+            (new, file) = try await load()
         } catch {
             logger.error("reload failed; the previous configuration stays in effect", metadata: ["error": "\(error)"])
             SystemdNotifier.ready(status: await ManagerService.status(of: manager))
@@ -79,7 +84,7 @@ actor ConfigurationReloader {
         if applied.socketGroup != old.socketGroup, let gid = applied.socketGroupID {
             server?.apply(group: gid, named: applied.socketGroup)
         }
-        hosts.replace(with: hostPolicy(applied))
+        hosts.replace(with: hostPolicy(applied, file))
         rates.replace(with: applied.ratePolicy)
         let changed = DaemonConfiguration.changedKeys(from: old, to: applied)
         let pending = DaemonConfiguration.changedKeys(from: applied, to: new)
@@ -95,6 +100,6 @@ actor ConfigurationReloader {
                 metadata: ["keys": "\(pending.joined(separator: ", "))"])
         }
         SystemdNotifier.ready(status: await ManagerService.status(of: manager))
-        return Outcome(applied: changed, pending: pending)
+        return Outcome(applied: changed, pending: pending, file: file)
     }
 }

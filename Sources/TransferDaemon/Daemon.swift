@@ -47,8 +47,8 @@ package enum Daemon {
         let logger = Logger(label: "transferd")
         DescriptorLimit.check(DescriptorLimit.raise(logger: logger), configuration: configuration, logger: logger)
         let live = LiveConfiguration(configuration)
-        let hostPolicy: @Sendable (DaemonConfiguration) -> HostPolicy = { $0.hostPolicy(role, file: configSource) }
-        let hosts = HostGuard(hostPolicy(configuration))
+        let hostPolicy: @Sendable (DaemonConfiguration, String?) -> HostPolicy = { $0.hostPolicy(role, file: $1) }
+        let hosts = HostGuard(hostPolicy(configuration, configSource))
         for root in configuration.allowedRoots.paths where !FileManager.default.fileExists(atPath: root) {
             logger.warning(
                 "an allowed root does not exist: submits there are refused until it does",
@@ -90,10 +90,10 @@ package enum Daemon {
             await manager.pruneInbox()
             manager.hub.budget.setLimits(perUser: configuration.subscriberQueueBytesPerUser, total: configuration.subscriberQueueBytesTotal)
             reloader = ConfigurationReloader(
-                load: { try await load().0 }, configuration: live, logLevel: level, manager: manager, hosts: hosts,
+                load: load, configuration: live, logLevel: level, manager: manager, hosts: hosts,
                 hostPolicy: hostPolicy, rates: engine.rates, logger: logger)
             let router = RequestRouter(
-                manager: manager, configuration: live, reloader: reloader, configurationFile: configSource, logger: logger)
+                manager: manager, configuration: live, reloader: reloader, logger: logger)
             if let passedSockets {
                 server = try await ControlServer.adopt(descriptor: passedSockets.control, router: router, configuration: live, logger: logger)
             } else {

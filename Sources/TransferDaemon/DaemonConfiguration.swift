@@ -200,7 +200,9 @@ extension DaemonConfiguration {
             }
             fileKeys = Set(object.keys)
             if let unknown = fileKeys.subtracting(keys).sorted().first {
-                throw ConfigurationError(description: "unknown key '\(unknown)' in \(path): the known keys are \(keys.joined(separator: ", "))")
+                let suggestion = ParameterSuggestion.closest(to: unknown, among: keys).map { "did you mean '\($0)'? " } ?? ""
+                throw ConfigurationError(
+                    description: "unknown key '\(unknown)' in \(path): \(suggestion)rename or remove it; the known keys are \(keys.joined(separator: ", ")) (config/README.md says what each sets)")
             }
             // Hooks name commands to run, so they come from the file only, never the environment or a client.
             hooks = try HookConfiguration.parse(object["hooks"], file: path)

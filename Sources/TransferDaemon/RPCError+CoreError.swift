@@ -36,10 +36,10 @@ extension RPCError {
     static func spelling(of parameter: CoreMessage.Parameter) -> String {
         switch parameter {
         case .submitOverwrite: return "overwrite (transferctl submit --overwrite)"
-        case .statusAll: return "all (transferctl status --all)"
+        case .statusAll: return "all (transferctl status --all-users)"
         case .statusOwner: return "owner (transferctl status --owner)"
         case .statusLimit: return "limit (transferctl status --limit)"
-        case .subscribeAll: return "all (transferctl watch --all)"
+        case .subscribeAll: return "all (transferctl watch --all-users)"
         default: return parameter.name
         }
     }

@@ -15,7 +15,7 @@ extension RequestRouter {
         }
         do {
             let outcome = try await reloader.reload()
-            return Reload.Result(applied: outcome.applied, pending: outcome.pending, config: configurationFile)
+            return Reload.Result(applied: outcome.applied, pending: outcome.pending, config: outcome.file)
         } catch {
             throw RPCError(.configurationInvalid, "the configuration was not reloaded, the previous one stays in effect: \(error)")
         }

@@ -19,8 +19,6 @@ struct RequestRouter: Sendable {
     let configuration: LiveConfiguration
     /// Serves `reload`, as SIGHUP does.
     let reloader: ConfigurationReloader
-    /// The configuration file the daemon reads, for `reload`'s answer.
-    let configurationFile: String?
     let logger: Logger
 
     /// One request line, read as far as the router needs to decide how to run it.

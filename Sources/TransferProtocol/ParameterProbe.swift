@@ -122,7 +122,7 @@ indirect enum ProbeValue: Decodable, Sendable {
 /// The known name a misspelt one was most likely meant to be.
 public enum ParameterSuggestion {
     /// The name among `names` within a small edit distance of `name`, if one is.
-    static func closest(to name: String, among names: [String]) -> String? {
+    public static func closest(to name: String, among names: [String]) -> String? {
         let target = Array(name.lowercased().utf8.prefix(64))
         var best: (name: String, distance: Int)?
         for candidate in names {

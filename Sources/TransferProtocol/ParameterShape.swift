@@ -72,7 +72,7 @@ extension Status {
         [
             "id": .string, "states": .list(.string), "all": .bool, "session": .string, "owner": .integer(minimum: 0),
             "created_after": .string, "created_before": .string, "limit": .integer(minimum: 1), "cursor": .string,
-            "newest_first": .bool,
+            "newest_first": .bool, "paused": .bool,
         ]
     }
 }
@@ -102,7 +102,7 @@ extension Resume {
 }
 
 extension Subscribe {
-    public static var parameters: [String: ParameterShape]? { ["session": .string, "ids": .list(.string), "all": .bool] }
+    public static var parameters: [String: ParameterShape]? { ["session": .string, "ids": .list(.string), "all": .bool, "after": .integer(minimum: 0)] }
 }
 
 extension Unsubscribe {

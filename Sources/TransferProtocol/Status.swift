@@ -35,11 +35,14 @@ public enum Status: RPCMethod {
         public var cursor: String?
         /// Newest first instead of oldest first.
         public var newestFirst: Bool?
+        /// Also (or, without `states`, only) the paused unfinished jobs, which `transferctl status`
+        /// shows as `paused` (list form only).
+        public var paused: Bool?
 
         public init(
             id: String? = nil, states: [JobState]? = nil, all: Bool? = nil, session: String? = nil, owner: UInt32? = nil,
             createdAfter: Date? = nil, createdBefore: Date? = nil, limit: Int? = nil, cursor: String? = nil,
-            newestFirst: Bool? = nil
+            newestFirst: Bool? = nil, paused: Bool? = nil
         ) {
             self.id = id
             self.states = states
@@ -51,6 +54,7 @@ public enum Status: RPCMethod {
             self.limit = limit
             self.cursor = cursor
             self.newestFirst = newestFirst
+            self.paused = paused
         }
     }
 

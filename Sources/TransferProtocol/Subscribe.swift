@@ -3,6 +3,11 @@
 /// With `session`, the session's unacknowledged terminal events are replayed first, in sequence
 /// order; with `ids`, the latest event of each of those jobs. Then one `caughtUp` notification,
 /// then live events. Without filters: live events of the caller's jobs (root with `all`: everyone's).
+///
+/// With `after` (the last sequence number a client saw, before its connection broke or the daemon
+/// restarted), the replay is instead the latest event of each job in the subscription's scope that
+/// changed after it: a reconnecting client continues where it stopped, missing nothing and seeing
+/// nothing twice. Sequence numbers only grow, across restarts too.
 public enum Subscribe: RPCMethod {
     public static let name = "subscribe"
 
@@ -13,11 +18,14 @@ public enum Subscribe: RPCMethod {
         public var ids: [String]?
         /// Every user's jobs, not only the caller's (root only; not with `session`).
         public var all: Bool?
+        /// Replay the latest event of each job in scope that changed after this sequence number.
+        public var after: UInt64?
 
-        public init(session: String? = nil, ids: [String]? = nil, all: Bool? = nil) {
+        public init(session: String? = nil, ids: [String]? = nil, all: Bool? = nil, after: UInt64? = nil) {
             self.session = session
             self.ids = ids
             self.all = all
+            self.after = after
         }
     }
 

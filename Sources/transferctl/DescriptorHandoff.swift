@@ -13,7 +13,7 @@ enum DescriptorHandoff {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
-            throw .refused(RPCError(.invalidParams, "cannot open \(path) to upload it: \(reason)"))
+            throw .localFile("cannot open \(path) to upload it: \(reason); nothing was sent to transferd")
         }
         return fd
     }

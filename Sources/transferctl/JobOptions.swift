@@ -33,12 +33,15 @@ struct JobOptions: ParsableArguments {
         "Do not start before this time: ISO 8601 (2026-11-24T02:00:00Z) or from now (+90s, +30m, +2h, +1d).", valueName: "time"))
     var notBefore: String?
 
-    @Option(help: ArgumentHelp("Fail as time_limit if not done by this time (as --not-before).", valueName: "time"))
+    @Option(help: ArgumentHelp(
+        "Fail as time_limit if not done by this time (as --not-before; with --not-before, +DURATION counts from that start).",
+        valueName: "time"))
     var deadline: String?
 
     @Option(help: ArgumentHelp(
         "The job's class: foreground and normal jobs start first; a background job yields its slot to them (default: normal).",
-        valueName: "class"))
+        valueName: "class"),
+        completion: .list(JobPriority.allCases.map(\.rawValue)))
     var priority: String?
 
     @Option(help: ArgumentHelp(
@@ -84,8 +87,12 @@ struct JobOptions: ParsableArguments {
         return text
     }
 
-    /// `--not-before` and `--deadline` as times.
-    var times: (notBefore: Date?, deadline: Date?) { (notBefore.flatMap { Self.time($0) }, deadline.flatMap { Self.time($0) }) }
+    /// `--not-before` and `--deadline` as times. A relative deadline after a start time counts from
+    /// the start: `--not-before 02:00 --deadline +8h` gives the job eight hours from 02:00.
+    var times: (notBefore: Date?, deadline: Date?) {
+        let start = notBefore.flatMap { Self.time($0) }
+        return (start, deadline.flatMap { Self.time($0, now: start ?? Date()) })
+    }
 
     /// An ISO 8601 time, or `+N` with s, m, h or d from now.
     static func time(_ text: String, now: Date = Date()) -> Date? {
@@ -105,10 +112,10 @@ struct JobOptions: ParsableArguments {
 
     /// After one job was accepted: waits for it with --wait, prints its id (or, with --json, the
     /// job), and exits 1 when a waited-for job did not complete.
-    func finish(_ accepted: Job, client: ControlClient) throws {
+    func finish(_ accepted: Job, client: ControlClient, options: ClientOptions) throws {
         var job = accepted
         if wait {
-            job = try JobWaiter(client: client).wait(for: [job.id]).first ?? job
+            job = try JobWaiter(client: client, options: options).wait(for: [job.id]).first ?? job
         }
         if json {
             try JSONOutput.print(job)

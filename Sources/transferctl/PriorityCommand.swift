@@ -17,7 +17,7 @@ struct PriorityCommand: AsyncParsableCommand {
     @Argument(help: "The job's id.")
     var id: String
 
-    @Argument(help: "foreground, normal or background.")
+    @Argument(help: "foreground, normal or background.", completion: .list(JobPriority.allCases.map(\.rawValue)))
     var priority: String
 
     @Flag(help: "Print the job as one line of JSON.")

@@ -60,6 +60,13 @@ struct ProgressReporter {
         if event.type.isTerminal { finish(event.job) } else { update(event.job) }
     }
 
+    /// Writes a line about the connection on stderr, above the progress lines.
+    mutating func notice(_ line: String) {
+        clear()
+        StandardError.writeLine(line)
+        if interactive { redraw() }
+    }
+
     /// Removes the progress lines before an error is printed.
     mutating func abandon() {
         clear()

@@ -26,7 +26,7 @@ struct ReloadCommand: AsyncParsableCommand {
             try JSONOutput.print(result)
             return
         }
-        var line = "transferd reloaded \(result.config.map { TerminalText.printable($0) } ?? "its configuration (no file)")"
+        var line = "transferd reloaded \(result.config.map { TerminalText.printable($0) } ?? "its configuration (no configuration file: the defaults, the environment and its flags)")"
         line += result.applied.isEmpty ? ": nothing changed" : ": applied \(result.applied.joined(separator: ", "))"
         StandardError.writeLine("transferctl: " + line)
         if !result.pending.isEmpty {

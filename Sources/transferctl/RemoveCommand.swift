@@ -80,13 +80,14 @@ struct CleanCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("state"),
-        help: ArgumentHelp("Only jobs that ended so: completed, failed or cancelled. Repeat, or separate with commas.", valueName: "state"))
+        help: ArgumentHelp("Only jobs that ended so: completed, failed or cancelled. Repeat, or separate with commas.", valueName: "state"),
+        completion: .list(["completed", "failed", "cancelled"]))
     var states: [String] = []
 
     @Option(help: ArgumentHelp("Only jobs that ended at least this long ago (90s, 30m, 12h, 7d).", valueName: "duration"))
     var olderThan: String?
 
-    @Flag(help: "Every user's finished jobs (root only).")
+    @Flag(name: [.customLong("all-users"), .customLong("all")], help: "Every user's finished jobs, not only yours (root only; --all is the same).")
     var all = false
 
     @Flag(help: "Print the answer as one line of JSON.")

@@ -1,5 +1,8 @@
 import ArgumentParser
 import TransferProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `transferctl status [ID]`: one job in detail, or a table of the caller's jobs.
 struct StatusCommand: AsyncParsableCommand {
@@ -29,7 +32,7 @@ struct StatusCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "List only jobs in this state: \(Self.stateNames). Repeat, or separate with commas, for several.",
             valueName: "state"),
-        completion: .list(JobState.allCases.map(\.rawValue)))
+        completion: .list(Self.stateChoices))
     var states: [String] = []
 
     @Option(help: ArgumentHelp("List only the jobs of this session.", valueName: "name"))
@@ -41,10 +44,12 @@ struct StatusCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("List the newest N jobs (default \(Self.defaultRows)).", valueName: "N"))
     var limit: Int?
 
-    @Flag(help: "List every matching job, not only the newest \(Self.defaultRows).")
+    @Flag(help: "List every matching job, not only the newest \(Self.defaultRows) (yours only, unless with --all-users).")
     var allJobs = false
 
-    @Flag(help: "List every user's jobs, not only yours (root only).")
+    @Flag(
+        name: [.customLong("all-users"), .customLong("all")],
+        help: "List every user's jobs, not only yours (root only; --all is the same). --all-jobs lifts the row limit instead.")
     var all = false
 
     @Flag(help: "Print JSON: the job for an ID, else one job per line (NDJSON).")
@@ -52,35 +57,49 @@ struct StatusCommand: AsyncParsableCommand {
 
     @OptionGroup var clientOptions: ClientOptions
 
-    private static let stateNames = JobState.allCases.map(\.rawValue).joined(separator: ", ")
+    /// The states `--state` takes: the job states and `paused`, as the table shows them.
+    static let stateChoices = JobState.allCases.map(\.rawValue) + ["paused"]
+
+    private static let stateNames = stateChoices.joined(separator: ", ")
 
     func validate() throws {
         if let id, id.isEmpty { throw ValidationError("ID must not be empty") }
         if id != nil, all || allJobs || limit != nil || session != nil || owner != nil || !states.isEmpty {
-            throw ValidationError("--state, --session, --owner, --limit, --all-jobs and --all filter the list of jobs; leave them out when giving an ID")
+            throw ValidationError("--state, --session, --owner, --limit, --all-jobs and --all-users filter the list of jobs; leave them out when giving an ID")
         }
         if allJobs, limit != nil { throw ValidationError("--limit and --all-jobs contradict each other: give one") }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         _ = try parsedStates()
     }
 
-    /// The `--state` values, split at commas, in order and without repeats.
-    func parsedStates() throws(ValidationError) -> [JobState] {
+    /// The `--state` values, split at commas, in order and without repeats; `paused` (a flag of
+    /// an unfinished job, shown as its state) comes apart.
+    func parsedStates() throws(ValidationError) -> (states: [JobState], paused: Bool) {
         var result: [JobState] = []
+        var paused = false
         for name in states.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            if name.lowercased() == "paused" {
+                paused = true
+                continue
+            }
             guard let state = JobState(rawValue: name.lowercased()) else {
                 throw ValidationError("'\(name)' is not a job state; use one of \(Self.stateNames)")
             }
             if !result.contains(state) { result.append(state) }
         }
-        return result
+        return (result, paused)
     }
 
     func run() async throws {
-        let states = try parsedStates()
+        let (states, paused) = try parsedStates()
+        if all, getuid() != 0 {
+            throw TransferCtlError.refused(RPCError(
+                .notPermitted,
+                "--all-users (--all) lists every user's jobs, which only root may; for every one of your own jobs, not only the newest \(Self.defaultRows), use --all-jobs"))
+        }
         let client = try clientOptions.connect()
         guard let id else {
-            try list(client, states: states)
+            try list(client, states: states, paused: paused)
             return
         }
         let answer = try client.call(TransferProtocol.Status.self, .init(id: id))
@@ -95,9 +114,10 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     /// Prints the list page by page: the newest `--limit` (or every job with --all-jobs), oldest first.
-    private func list(_ client: ControlClient, states: [JobState]) throws {
+    private func list(_ client: ControlClient, states: [JobState], paused: Bool) throws {
         var query = TransferProtocol.Status.Params(
-            states: states.isEmpty ? nil : states, all: all ? true : nil, session: session, owner: owner, newestFirst: !allJobs)
+            states: states.isEmpty ? nil : states, all: all ? true : nil, session: session, owner: owner, newestFirst: !allJobs,
+            paused: paused ? true : nil)
         var wanted = allJobs ? Int.max : (limit ?? Self.defaultRows)
         var shown: [Job] = []
         var total = 0

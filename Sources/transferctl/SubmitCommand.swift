@@ -9,6 +9,7 @@ struct SubmitCommand: AsyncParsableCommand {
         abstract: "Queue a download of URL into the file DEST, or of several URLs under their own names.",
         usage: """
             transferctl submit URL DEST [<options>]
+            transferctl submit URL -o DEST [<options>]
             transferctl submit -O [-d DIR] [--create-dirs] URL... [<options>]
             transferctl submit -i FILE [-d DIR] [--create-dirs] [<options>]
             """,
@@ -17,6 +18,7 @@ struct SubmitCommand: AsyncParsableCommand {
             until the job ends, then prints the id and exits 0 if it completed, 1 if it failed \
             or was cancelled.
 
+            -o DEST (as curl's -o/--output) names the file instead of the second argument. \
             With -O (as curl's), each URL is saved under the last segment of its path, \
             percent-decoded and made safe (no /, no leading . or -; index.html when empty), \
             in --output-dir or the current directory. With -i FILE (aria2's input-file format), \
@@ -31,6 +33,11 @@ struct SubmitCommand: AsyncParsableCommand {
         "The http or https URL and the file to create (a relative DEST is taken from --output-dir or the current directory); with -O or -i, only URLs.",
         valueName: "url"))
     var arguments: [String] = []
+
+    @Option(
+        name: [.customShort("o"), .customLong("output")],
+        help: ArgumentHelp("The file to create, as curl's -o (instead of DEST after the URL).", valueName: "file"))
+    var output: String?
 
     @Flag(
         name: [.customShort("O"), .customLong("remote-name")],
@@ -94,7 +101,16 @@ struct SubmitCommand: AsyncParsableCommand {
         if let segments, !Limits.Job.segments.contains(segments) {
             throw ValidationError("--segments \(segments): give 1 to \(Limits.Job.segments.upperBound) connections")
         }
-        if urlsOnly {
+        if let output {
+            if output.isEmpty { throw ValidationError("-o needs the file to create") }
+            if urlsOnly { throw ValidationError("-o names one file; -O and -i name each file after its URL: give one or the other") }
+            switch arguments.count {
+            case 0: throw ValidationError("give the URL to download into \(output): transferctl submit URL -o \(output)")
+            case 1: break
+            default: throw ValidationError("-o names the file, so give only the URL (for several URLs, use -O)")
+            }
+            if arguments[0].isEmpty { throw ValidationError("URL must not be empty") }
+        } else if urlsOnly {
             if arguments.isEmpty && inputFile == nil { throw ValidationError("-O needs at least one URL") }
             if arguments.contains(where: \.isEmpty) { throw ValidationError("URL must not be empty") }
             if inputFile != nil || arguments.count > 1 {
@@ -136,7 +152,7 @@ struct SubmitCommand: AsyncParsableCommand {
     /// One download: its id (or the job as JSON); a refusal is an error (exit 4).
     private func runOne(_ params: TransferProtocol.Submit.Params) async throws {
         let client = try clientOptions.connect(timeout: jobOptions.wait ? nil : .seconds(60))
-        try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
+        try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client, options: clientOptions)
     }
 
     /// Several downloads, sent in batches (one unless the list is very long): "ID DEST" per
@@ -170,7 +186,7 @@ struct SubmitCommand: AsyncParsableCommand {
         }
         var unsuccessful = false
         if wait, !accepted.isEmpty {
-            let finished = try JobWaiter(client: client).wait(for: accepted.map(\.id))
+            let finished = try JobWaiter(client: client, options: clientOptions).wait(for: accepted.map(\.id))
             for job in finished {
                 if json { try JSONOutput.print(job) }
                 if job.state != .completed { unsuccessful = true }
@@ -205,7 +221,8 @@ struct SubmitCommand: AsyncParsableCommand {
         }
         guard urlsOnly else {
             let url = arguments[0]
-            return [PlannedDownload(url: url, params: params(url: url, destination: try inDirectory(directory, arguments[1]), headers: headerFields, sha256: sha256))]
+            let destination = try inDirectory(directory, output ?? arguments[1])
+            return [PlannedDownload(url: url, params: params(url: url, destination: destination, headers: headerFields, sha256: sha256))]
         }
         var downloads: [PlannedDownload] = []
         if let inputFile {

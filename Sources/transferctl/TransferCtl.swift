@@ -27,7 +27,7 @@ struct TransferCtl: AsyncParsableCommand {
             PriorityCommand.self, MoveCommand.self,
             RemoveCommand.self, CleanCommand.self,
             RetryCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
-            ReloadCommand.self, VersionCommand.self, MetricsCommand.self,
+            ReloadCommand.self, VersionCommand.self, MetricsCommand.self, SocketPathCommand.self,
         ]
     )
 
@@ -39,8 +39,13 @@ struct TransferCtl: AsyncParsableCommand {
 
     static func main() async {
         var command: any ParsableCommand
+        let arguments = LeadingSocketOption.reorder(Array(CommandLine.arguments.dropFirst()))
+        if let message = UnknownCommand.message(for: arguments, commands: UnknownCommand.commandNames) {
+            StandardError.writeLine(message)
+            exit(withError: ExitCode.usageError)
+        }
         do {
-            command = try parseAsRoot(LeadingSocketOption.reorder(Array(CommandLine.arguments.dropFirst())))
+            command = try parseAsRoot(arguments)
         } catch {
             exitAfterParsing(error)
         }
@@ -61,7 +66,7 @@ struct TransferCtl: AsyncParsableCommand {
         if exitCode(for: error) == .success {
             exit(withError: error)
         }
-        StandardError.writeLine(fullMessage(for: error))
+        StandardError.writeLine(usageMessage(for: error))
         exit(withError: ExitCode.usageError)
     }
 
@@ -82,7 +87,7 @@ struct TransferCtl: AsyncParsableCommand {
             case .success:
                 exit(withError: error)
             case .validationFailure:
-                StandardError.writeLine(fullMessage(for: error))
+                StandardError.writeLine(usageMessage(for: error))
                 exit(withError: ExitCode.usageError)
             default:
                 StandardError.writeLine("transferctl: \(error)")
@@ -93,5 +98,14 @@ struct TransferCtl: AsyncParsableCommand {
             StandardError.writeLine(message)
         }
         exit(withError: failure.exitCode)
+    }
+
+    /// ArgumentParser's message and usage for a usage error, with transferctl's one prefix
+    /// (`transferctl:`) in place of its `Error:`, as every other diagnostic has.
+    static func usageMessage(for error: any Error) -> String {
+        let full = fullMessage(for: error)
+        guard full.hasPrefix("Error: ") else { return full }
+        let rest = full.dropFirst("Error: ".count)
+        return "transferctl: " + (rest.hasPrefix("transferctl: ") ? rest.dropFirst("transferctl: ".count) : rest)
     }
 }

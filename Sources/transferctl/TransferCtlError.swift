@@ -21,6 +21,8 @@ enum TransferCtlError: Error {
     case jobUnsuccessful
     /// A usage error found while running (exit 2); the message is complete.
     case usage(String)
+    /// A file named on the command line cannot be read (exit 2): nothing was sent to transferd.
+    case localFile(String)
     /// The default socket's directory or file could be another user's: nothing was sent (exit 3).
     case untrustedSocket(String, String, remove: String)
 
@@ -42,7 +44,7 @@ enum TransferCtlError: Error {
         case .unreachable, .connectionBroken, .untrustedSocket: return .daemonUnreachable
         case .refused: return .requestRefused
         case .jobUnsuccessful: return .jobUnsuccessful
-        case .usage: return .usageError
+        case .usage, .localFile: return .usageError
         }
     }
 
@@ -59,6 +61,8 @@ enum TransferCtlError: Error {
             return nil
         case .usage(let message):
             return message
+        case .localFile(let problem):
+            return "transferctl: \(problem)"
         case .untrustedSocket(let path, let problem, let remove):
             return "transferctl: refusing to use the socket \(path): \(problem), so another user could be listening there "
                 + "and read what transferctl sends; nothing was sent. Remove \(remove) (ask an administrator if you cannot) "

@@ -116,11 +116,13 @@ struct UploadCommand: AsyncParsableCommand {
         let (file, url) = try fileAndURL
         let parts = try form.isEmpty ? nil : FormOption.parts(form)
         let path = try AbsolutePath.resolve(file)
-        let client = try clientOptions.connect(timeout: jobOptions.wait ? nil : .seconds(60))
+        // The file first: a file that cannot be read is the user's error (exit 2), daemon or not.
         let fd = try DescriptorHandoff.open(path)
         let reply: UploadHandoff.Reply
+        let client: ControlClient
         do {
             defer { close(fd) }
+            client = try clientOptions.connect(timeout: jobOptions.wait ? nil : .seconds(60))
             reply = try DescriptorHandoff.send(fd, name: path, controlSocket: client.socketPath)
         }
         if let error = reply.error { throw TransferCtlError.refused(error) }
@@ -134,6 +136,6 @@ struct UploadCommand: AsyncParsableCommand {
         params.limitRate = jobOptions.limitRate
         params.cacert = try jobOptions.cacertPEM()
         params.form = parts
-        try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client)
+        try jobOptions.finish(try client.call(TransferProtocol.Submit.self, params).job, client: client, options: clientOptions)
     }
 }

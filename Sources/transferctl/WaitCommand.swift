@@ -11,6 +11,10 @@ struct WaitCommand: AsyncParsableCommand {
             otherwise one line per state change. Exits 0 when every job completed, 1 when any \
             failed or was cancelled. With --json, prints each job's final state as one line of \
             JSON on stdout.
+
+            When transferd restarts meanwhile (a crash, kill -9, systemctl restart), wait \
+            connects again and continues from the last event it saw, saying so on stderr; it \
+            gives up (exit 3) when no daemon answers for 10 minutes.
             """
     )
 
@@ -29,7 +33,7 @@ struct WaitCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try clientOptions.connect(timeout: nil)
-        let jobs = try JobWaiter(client: client).wait(for: ids)
+        let jobs = try JobWaiter(client: client, options: clientOptions).wait(for: ids)
         if json {
             for job in jobs { try JSONOutput.print(job) }
         }

@@ -23,7 +23,8 @@ struct ConfigurationTests {
     @Test(arguments: [
         (#"{"max_concurrent_transfers": 0}"#, "max_concurrent_transfers"),
         (#"{"max_concurrent_transfers": "four"}"#, "max_concurrent_transfers"),
-        (#"{"max_concurent_transfers": 4}"#, "max_concurent_transfers"),
+        (#"{"max_concurent_transfers": 4}"#, "unknown key 'max_concurent_transfers' in"),
+        (#"{"max_concurent_transfers": 4}"#, "did you mean 'max_concurrent_transfers'?"),
         (#"{"socket_mode": "0777"}"#, "socket_mode"),
         (#"{"log_level": "loud"}"#, "log_level"),
         (#"{"socket_group": "no-such-group-here"}"#, "socket_group"),

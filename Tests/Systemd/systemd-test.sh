@@ -164,7 +164,9 @@ if [ "$(cat "$BASE/.transferd-packages" 2>/dev/null)" != "$PACKAGES" ]; then
     mv "$BASE.tmp" "$BASE"
 fi
 
-# 2. Install as an administrator would, into a staging tree.
+# 2. Build, then install as an administrator would, into a staging tree (install never builds).
+say "make build"
+make --no-print-directory build >>"$LOG" 2>&1 || fail "make build failed; see $LOG"
 say "make install DESTDIR=$STAGE"
 rm -rf "$STAGE"
 make --no-print-directory install DESTDIR="$STAGE" >>"$LOG" 2>&1 || fail "make install failed; see $LOG"

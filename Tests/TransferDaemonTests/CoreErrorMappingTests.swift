@@ -42,12 +42,12 @@ struct CoreErrorMappingTests {
         (
             CoreError(.notPermitted, "only root may list every user's jobs: leave out \(parameter: .statusAll) to list yours"),
             "only root may list every user's jobs: leave out all to list yours",
-            "only root may list every user's jobs: leave out all (transferctl status --all) to list yours"
+            "only root may list every user's jobs: leave out all (transferctl status --all-users) to list yours"
         ),
         (
             CoreError(.notPermitted, "only root may follow every user's jobs: leave out \(parameter: .subscribeAll) to follow yours"),
             "only root may follow every user's jobs: leave out all to follow yours",
-            "only root may follow every user's jobs: leave out all (transferctl watch --all) to follow yours"
+            "only root may follow every user's jobs: leave out all (transferctl watch --all-users) to follow yours"
         ),
         (
             CoreError(.invalidParameter("x"), "give \(parameter: CoreMessage.Parameter(method: Cancel.name, name: "id"))"),

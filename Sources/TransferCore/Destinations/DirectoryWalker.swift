@@ -103,7 +103,7 @@ enum DirectoryWalker {
         }
         switch code {
         case ENOENT:
-            return DestinationError(.missing, "the directory \(path) does not exist: create it first")
+            return DestinationError(.missing, "the directory \(path) does not exist: create it first, or submit with create_directories (transferctl submit --create-dirs)")
         case ENOTDIR:
             return DestinationError(.notDirectory, "\(path) is not a directory: give a path whose directories exist")
         case EACCES:

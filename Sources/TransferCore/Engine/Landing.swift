@@ -55,6 +55,10 @@ extension TransferRunner {
                         code: .destinationExists,
                         message: "\(request.destination) appeared while the download ran; it was left alone. "
                             + "Submit again with overwrite to replace it.")
+                } else if error.errno == EPERM || error.errno == EACCES, let sticky = Landing.stickyRefusal(
+                    in: file.directory, name: FileIO.lastComponent(of: request.destination), destination: request.destination)
+                {
+                    jobError = sticky
                 } else {
                     jobError = FailureClassifier.disk(error, writing: request.destination).error
                 }

@@ -38,6 +38,9 @@ struct JobTable {
 
     func contains(_ id: String) -> Bool { unfinished[id] != nil || finished[id] != nil }
 
+    /// Whether `id` is an unfinished job that is paused.
+    func isPaused(_ id: String) -> Bool { unfinished[id]?.paused == true }
+
     /// A job's whole record. Setting a record keeps the indexes; a finished record must be in the
     /// journal's queue (`Journal.write` or `commit`) before anything reads it back.
     subscript(id: String) -> JobRecord? {

@@ -213,7 +213,8 @@ enum SubmitValidator {
         if let notBefore, let deadline, notBefore >= deadline {
             throw CoreError(
                 .invalidParameter("deadline"),
-                "deadline \(WireCoding.formatTimestamp(deadline)) is not after not_before \(WireCoding.formatTimestamp(notBefore)): the job could never run")
+                "deadline \(WireCoding.formatTimestamp(deadline)) is not after not_before \(WireCoding.formatTimestamp(notBefore)): the job could never run; "
+                    + "give a deadline after the start (transferctl's --deadline +DURATION counts from --not-before)")
         }
     }
 

@@ -107,8 +107,12 @@ extension TransferManager {
         let wanted = named.map { Set($0.map(\.id)) }
         let wantedShown = named.map { Set($0.map { "\($0.owner):\($0.wireID)" }) }
         let session = params.session
+        // Root sees any job it names by id, and everyone's jobs when it asks for all.
+        let seesEveryone = caller == 0 && session == nil && (all || wanted != nil)
         var replay: [JobEvent]
-        if let session {
+        if let after = params.after {
+            replay = changedJobs(after: after, owner: seesEveryone ? nil : caller, session: session, ids: wanted)
+        } else if let session {
             replay = []
             for (id, _) in jobs.unacknowledged(owner: caller, session: session) where wanted?.contains(id) ?? true {
                 if let record = jobs[id] { replay.append(terminalEvent(of: record)) }
@@ -125,8 +129,6 @@ extension TransferManager {
             replay = []
         }
         replay.sort { $0.seq < $1.seq }
-        // Root sees any job it names by id, and everyone's jobs when it asks for all.
-        let seesEveryone = caller == 0 && session == nil && (all || wanted != nil)
         let filter: @Sendable (JobEvent) -> Bool = { event in
             (seesEveryone || event.job.owner == caller)
                 && (session == nil || event.job.session == session)
@@ -141,7 +143,7 @@ extension TransferManager {
     }
 
     /// The terminal event a finished job had, as it is replayed.
-    private func terminalEvent(of job: JobRecord) -> JobEvent {
+    func terminalEvent(of job: JobRecord) -> JobEvent {
         JobEvent(
             seq: job.eventSeq ?? 0, type: JobEventType(latestFor: job.state), time: job.finishedAt ?? job.createdAt,
             job: job.wireJob())

@@ -70,7 +70,7 @@ extension TransferManager {
         let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
         throw CoreError(
             .jobFinished,
-            "job \(job.wireID) already \(job.state.rawValue)\(when); only a queued, waiting or running job can be \(verb): pick an unfinished one")
+            "job \(job.wireID) already \(job.state.rawValue)\(when); only a queued, waiting or running job can be \(verb): pick an unfinished one, or \(job.runAgainHint(as: job.wireID))")
     }
 
     /// A position for `job` ahead of `target` (or of the class, or for a user of the user's own

@@ -181,8 +181,8 @@ extension TransferManager {
                     let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
                     throw CoreError(
                         .jobFinished,
-                        "job \(id) already \(job.state.rawValue)\(when); only a queued, waiting or running job can be \(verb)d: "
-                            + "leave it out (nothing was \(verb)d)")
+                        "job \(id) already \(job.state.rawValue)\(when); only a queued, waiting or running job can be \(verb)d "
+                            + "(nothing was \(verb)d): \(job.runAgainHint(as: id)), or leave it out")
                 }
                 found.append(job)
             }

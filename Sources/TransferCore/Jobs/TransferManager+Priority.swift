@@ -16,7 +16,7 @@ extension TransferManager {
             let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
             throw CoreError(
                 .jobFinished,
-                "job \(id) already \(job.state.rawValue)\(when); only a queued, waiting or running job's priority can be changed")
+                "job \(id) already \(job.state.rawValue)\(when); only a queued, waiting or running job's priority can be changed: \(job.runAgainHint(as: id))")
         }
         // From here on, the job's key: the id as the caller wrote it may leave its owner out.
         let id = job.id

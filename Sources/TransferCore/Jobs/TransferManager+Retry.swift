@@ -145,3 +145,20 @@ extension TransferManager {
         }
     }
 }
+
+extension JobRecord {
+    /// How to run this ended job again, for the messages that refuse to pause, resume, move or
+    /// reprioritise it: `retry` for a failed or cancelled download, a new submit otherwise.
+    func runAgainHint(as id: String) -> String {
+        switch state {
+        case .failed, .cancelled:
+            return isUpload
+                ? "to run it again, upload the file again (transferctl upload)"
+                : "to run it again, retry it (transferctl retry \(id))"
+        case .completed:
+            return "to fetch it again, submit it with replace (transferctl submit --replace --id \(id) …)"
+        case .queued, .running, .waiting:
+            return ""
+        }
+    }
+}

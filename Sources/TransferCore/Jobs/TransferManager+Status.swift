@@ -30,6 +30,8 @@ extension TransferManager {
         let newestFirst = query.newestFirst == true
         let owner: UInt32? = query.owner ?? (all ? nil : caller)
         let wantedStates = query.states.map(Set.init)
+        // `paused` widens `states` by the paused jobs, or alone selects only them.
+        let wantsPaused = query.paused == true
         let createdAfter = query.createdAfter?.timeIntervalSince1970
         let createdBefore = query.createdBefore?.timeIntervalSince1970
         var counts: [JobState: Int] = [:]
@@ -41,7 +43,10 @@ extension TransferManager {
             if let createdAfter, job.createdAt < createdAfter { return }
             if let createdBefore, job.createdAt >= createdBefore { return }
             counts[job.state, default: 0] += 1
-            if let wantedStates, !wantedStates.contains(job.state) { return }
+            if wantsPaused || wantedStates != nil {
+                let inStates = wantedStates?.contains(job.state) ?? false
+                guard inStates || (wantsPaused && !job.state.isTerminal && jobs.isPaused(id)) else { return }
+            }
             total += 1
             if let after, newestFirst ? job.order >= after : job.order <= after { return }
             matches.append((job.order, id))

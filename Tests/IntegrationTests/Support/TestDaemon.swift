@@ -61,10 +61,12 @@ final class TestDaemon: @unchecked Sendable {
     /// Starts the daemon (with `arguments` after the test's socket, state and configuration) and,
     /// unless told otherwise, waits until it answers `version`.
     @discardableResult
-    func start(environment extra: [String: String] = [:], arguments: [String] = [], waitUntilAnswering: Bool = true) async throws -> TestDaemon {
+    func start(
+        environment extra: [String: String] = [:], arguments: [String] = [], waitUntilAnswering: Bool = true, withConfigFlag: Bool = true
+    ) async throws -> TestDaemon {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.transferd)
-        process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory, "--config", configPath] + arguments
+        process.arguments = ["--socket", socketPath, "--state-dir", stateDirectory] + (withConfigFlag ? ["--config", configPath] : []) + arguments
         let environment = Self.environment(extra)
         process.environment = environment
         // One log across restarts, so a test can read what each run added.
