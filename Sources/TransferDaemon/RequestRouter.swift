@@ -77,7 +77,7 @@ struct RequestRouter: Sendable {
     }
 
     static let methods = [
-        Submit.name, Status.name, Cancel.name, Pause.name, Resume.name, Remove.name, Clean.name, Retry.name, Subscribe.name,
+        Submit.name, Status.name, Log.name, Cancel.name, Pause.name, Resume.name, Remove.name, Clean.name, Retry.name, Subscribe.name,
         Unsubscribe.name, Ack.name, PriorityMethod.name, Move.name,
         Version.name, Reload.name, MetricsMethod.name,
     ]
@@ -88,6 +88,7 @@ struct RequestRouter: Sendable {
         switch method {
         case Submit.name: return await call(Submit.self, id, data, hasParams) { (params) async throws(RPCError) in try await submit(params, peer: peer) }
         case Status.name: return await call(Status.self, id, data, hasParams) { (params) async throws(RPCError) in try await status(params, peer: peer) }
+        case Log.name: return await call(Log.self, id, data, hasParams) { (params) async throws(RPCError) in try await log(params, peer: peer) }
         case Cancel.name: return await call(Cancel.self, id, data, hasParams) { (params) async throws(RPCError) in try await cancel(params, peer: peer) }
         case Pause.name: return await call(Pause.self, id, data, hasParams) { (params) async throws(RPCError) in try await pause(params, peer: peer) }
         case Resume.name: return await call(Resume.self, id, data, hasParams) { (params) async throws(RPCError) in try await resume(params, peer: peer) }

@@ -77,6 +77,10 @@ extension Status {
     }
 }
 
+extension Log {
+    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+}
+
 extension Cancel {
     public static var parameters: [String: ParameterShape]? { ["id": .string] }
 }

@@ -25,7 +25,7 @@ struct TransferCtl: AsyncParsableCommand {
         subcommands: [
             SubmitCommand.self, UploadCommand.self, StatusCommand.self, CancelCommand.self, PauseCommand.self, ResumeCommand.self,
             PriorityCommand.self, MoveCommand.self,
-            RemoveCommand.self, CleanCommand.self,
+            RemoveCommand.self, CleanCommand.self, LogCommand.self,
             RetryCommand.self, WaitCommand.self, WatchCommand.self, EventsCommand.self,
             ReloadCommand.self, VersionCommand.self, MetricsCommand.self, SocketPathCommand.self,
         ]

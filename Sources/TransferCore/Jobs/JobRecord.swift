@@ -110,6 +110,11 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var label: String?
     /// Downloads submitted without a destination: the file lands in the daemon's inbox.
     public var inbox: Bool?
+    /// When the running attempt started, and the last attempts' records (`log`), oldest first.
+    public var attemptStartedAt: Date?
+    public var history: [AttemptRecord]?
+    /// Attempts dropped from `history` to keep it bounded.
+    public var historyOmitted: Int?
     /// Downloads fetched over several connections: the ranges past `checkpointBytes` that are
     /// durable in the partial file (of the representation `validator` names), kept by a restart.
     public var parts: [ByteRange]?

@@ -136,6 +136,7 @@ extension TransferManager {
     /// The caller frees the slot (`transferEnded`).
     func stoppedForPause(_ record: JobRecord, error: JobError?) {
         var job = record
+        job.logAttempt(job.paused == true ? .paused : .stopped, error: error)
         job.state = .queued
         job.nextAttemptAt = nil
         save(job)

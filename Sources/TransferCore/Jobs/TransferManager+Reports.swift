@@ -59,6 +59,7 @@ extension TransferManager {
             job.totalBytes = bytes
             job.sha256 = sha256
             job.error = nil
+            job.logAttempt(.completed)
             let event = ended(&job)
             save(job)
             enqueue(event)
@@ -112,6 +113,7 @@ extension TransferManager {
             guard job.state == .running else { return }
             countReceived(job.id, upTo: bytes)
             job.checkpointBytes = bytes
+            job.logAttempt(.stopped)
             save(job)
             logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
         }
@@ -166,6 +168,7 @@ extension TransferManager {
         job.state = .waiting
         job.error = error
         job.nextAttemptAt = next
+        job.logAttempt(.retry, error: error, next: next)
         save(job)
         metrics.retries.increment()
         emit(.waiting, job)
@@ -184,6 +187,7 @@ extension TransferManager {
         job.finishedAt = Date()
         job.error = error
         job.nextAttemptAt = nil
+        job.logAttempt(.failed, error: error)
         let event = ended(&job)
         save(job)
         enqueue(event)

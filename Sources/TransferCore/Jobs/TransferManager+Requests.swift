@@ -294,6 +294,7 @@ extension TransferManager {
             PartialFile.remove(job.partialPath, roots: roots(for: job))
         }
         abandonUpload(job)
+        job.logAttempt(.cancelled)
         job.state = .cancelled
         job.paused = nil
         job.finishedAt = Date()

@@ -25,6 +25,7 @@ extension TransferManager {
             job.yielded = nil
             job.startedAt = job.startedAt ?? Date()
             job.attempts += 1
+            job.attemptStartedAt = Date()
             save(job)
             emit(.started, job)
             metrics.transfersStarted.increment()
@@ -171,6 +172,7 @@ extension TransferManager {
         job.state = .queued
         job.nextAttemptAt = nil
         job.yielded = true
+        job.logAttempt(.yielded)
         save(job)
         logger(forJob: job.id).info("background transfer stopped; it continues when a slot is free", metadata: ["bytes": "\(job.checkpointBytes)"])
         queueJob(job, lane: 0)

@@ -99,6 +99,7 @@ extension TransferManager {
         job.checkpointBytes = bytes
         job.error = nil
         job.response = response
+        job.logAttempt(.completed)
         // The answer (up to upload_response_body_bytes) joins the large fields, written once.
         if job.detached == true, let change = try? requestChange(job) { journal.write([change]) }
         releaseSpool(of: job)
