@@ -127,6 +127,9 @@ public struct Job: Codable, Hashable, Sendable {
     /// A download submitted without a destination: its file is in the daemon's inbox, and the
     /// submitter gets it over the upload socket (`fetch`) until the job's end is acknowledged.
     public var inbox: Bool?
+    /// A conditional download (`conditional`) whose server answered that the file had not
+    /// changed (`304`): the job completed without replacing the destination.
+    public var unchanged: Bool?
 
     public init(
         id: String, state: JobState, url: String, destination: String,

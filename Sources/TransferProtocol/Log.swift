@@ -32,6 +32,8 @@ public struct AttemptRecord: Codable, Hashable, Sendable {
     public enum Outcome: String, Codable, Sendable, CaseIterable {
         /// The file landed, or the server accepted the upload.
         case completed
+        /// A conditional download's server answered `304`: the file had not changed.
+        case unchanged
         /// It failed and is retried at `next_attempt_at`.
         case retry
         /// It failed for good.

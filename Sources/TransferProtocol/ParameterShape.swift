@@ -57,7 +57,7 @@ extension Submit {
             "url": .string, "destination": .string, "headers": .map(.string), "overwrite": .bool, "id": .string,
             "sha256": .string, "size": .count, "session": .string, "create_directories": .bool, "replace": .bool, "not_before": .string, "deadline": .string,
             "kind": .string, "source": .string, "spool": .string, "method": .string, "content_type": .string,
-            "resumable": .string, "priority": .string, "limit_rate": .string, "segments": .integer(minimum: Int64.min), "cacert": .string, "label": .string,
+            "resumable": .string, "priority": .string, "limit_rate": .string, "segments": .integer(minimum: Int64.min), "cacert": .string, "label": .string, "conditional": .bool,
             "form": .list(.object(["name": .string, "value": .string, "file": .bool, "filename": .string, "content_type": .string])),
             "retry": .object([
                 "max_attempts": .integer(minimum: Int64.min), "max_time_seconds": .number, "idle_timeout_seconds": .number,

@@ -64,6 +64,10 @@ public enum Submit: RPCMethod {
         /// Free text the submitter keeps with the job (at most 1,024 bytes, no control
         /// characters), returned in every `Job` as `label`: URLSession's `taskDescription`.
         public var label: String?
+        /// Downloads: ask the server whether the file changed since the destination was last
+        /// downloaded (`If-None-Match`, `If-Modified-Since`, as wget `-N` or curl `-z`): a `304`
+        /// completes the job as `unchanged` and leaves the file; a new version replaces it.
+        public var conditional: Bool?
 
         public init(
             url: String, destination: String?, headers: [String: String]? = nil,

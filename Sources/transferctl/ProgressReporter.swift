@@ -76,6 +76,8 @@ struct ProgressReporter {
     static func outcomeLine(_ job: Job) -> String {
         let id = TerminalText.printable(job.id)
         switch job.state {
+        case .completed where job.unchanged == true:
+            return "job \(id) completed: unchanged on the server (304), \(TerminalText.printable(job.destination)) kept as it was"
         case .completed:
             let took = job.elapsedText().map { " in \($0)" } ?? ""
             return "job \(id) completed: \(ByteCountFormatting.string(job.transferredBytes))\(took)"

@@ -73,6 +73,11 @@ struct SubmitCommand: AsyncParsableCommand {
     @Flag(help: "Replace DEST if it already exists.")
     var overwrite = false
 
+    @Flag(help: ArgumentHelp(
+        "Ask the server first whether the file changed since DEST was downloaded (If-None-Match, If-Modified-Since, as wget -N or "
+            + "curl -z): unchanged, the job completes as such and DEST stays; changed, the new version replaces DEST."))
+    var conditional = false
+
     @Option(help: ArgumentHelp(
         "The file's expected SHA-256 (64 hex digits, as sha256sum prints it); a different file fails the job and is not kept.",
         valueName: "hex"))
@@ -212,6 +217,7 @@ struct SubmitCommand: AsyncParsableCommand {
             params.limitRate = jobOptions.limitRate
             params.cacert = cacert
             params.segments = segments
+            params.conditional = conditional ? true : nil
             return params
         }
         func inDirectory(_ directory: String?, _ name: String) throws -> String {

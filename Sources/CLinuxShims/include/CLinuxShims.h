@@ -62,4 +62,9 @@ uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);
 /// Glibc module does not export.
 long long clinuxshims_copy_file_range(int in, long long *inOffset, int out, long long *outOffset, size_t length);
 
+/// fgetxattr(2) and fsetxattr(2), which Swift's Glibc module does not reach: the validators a
+/// conditional download leaves on its file.
+long clinuxshims_fgetxattr(int fd, const char *name, void *value, size_t size);
+int clinuxshims_fsetxattr(int fd, const char *name, const void *value, size_t size);
+
 #endif

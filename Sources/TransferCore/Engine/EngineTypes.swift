@@ -75,6 +75,10 @@ public struct TransferRequest: Sendable {
     public var segments = 1
     /// CA certificates (PEM) the job trusts besides the daemon's.
     public var cacert: String?
+    /// Ask whether the destination changed first (`conditional`); the headers that ask, read from
+    /// the destination when the attempt starts from byte 0.
+    public var conditional = false
+    var conditionalHeaders: [String: String] = [:]
     /// Ranges past `resumeFrom` durable in the partial file from earlier attempts (of `validator`).
     public var parts: [ByteRange] = []
     /// Logs about this transfer: carries the job id (and the attempt number) as metadata, so each
@@ -138,12 +142,14 @@ public enum EngineEvent: Sendable {
     /// The transfer stopped on request (cancel, pause or shutdown); `bytes` are durable in the partial
     /// file when it was kept.
     case stopped(jobID: String, bytes: Int64)
+    /// A conditional download's server answered `304`: the destination is as it was.
+    case unchanged(jobID: String)
 
     public var jobID: String {
         switch self {
         case .responded(let id, _, _, _, _, _, _, _), .checkpoint(let id, _, _, _), .completed(let id, _, _),
             .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _), .uploaded(let id, _, _),
-            .uploadProgressed(let id, _, _, _):
+            .uploadProgressed(let id, _, _, _), .unchanged(let id):
             return id
         }
     }

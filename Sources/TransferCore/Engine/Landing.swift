@@ -31,6 +31,7 @@ extension TransferRunner {
         let bytes = context.attempt.offset
         let digest = context.sink.digest.current()
         let announced = context.attempt.announcedDigest
+        let stamp = context.stamp
         queues.onIO {
             self.queues.assertOnIO()
             let sha256 = digest.sha256Hex
@@ -43,6 +44,7 @@ extension TransferRunner {
             do throws(FileIOError) {
                 // Partial files are private; the landed file gets the mode the daemon's umask allows.
                 guard fchmod(file.fd, 0o666 & ~Landing.processUmask) == 0 else { throw FileIOError("chmod", file.path) }
+                stamp?.apply(to: file.fd)
                 try FileIO.fsync(file.fd, path: file.path)
                 try Landing.moveIntoPlace(file, named: FileIO.lastComponent(of: request.destination), overwrite: request.overwrite)
                 try file.directory.sync()

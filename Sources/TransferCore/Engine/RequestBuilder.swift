@@ -23,6 +23,8 @@ enum RequestBuilder {
         }
         if let validator = plan.ifRange {
             request.setValue(validator, forHTTPHeaderField: "If-Range")
+        } else if (plan.range?.lowerBound ?? 0) == 0 {
+            for (name, value) in transfer.conditionalHeaders { request.setValue(value, forHTTPHeaderField: name) }
         }
         if let pem = transfer.cacert { Trust.add(pem, to: &request, job: transfer.jobID) }
         return request

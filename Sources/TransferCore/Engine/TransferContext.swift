@@ -56,6 +56,8 @@ final class TransferContext: @unchecked Sendable {
     var segments: SegmentFetch?
     /// Where the attempt's current (or last) request ends, exclusive.
     var leadAsked: Int64 = 0
+    /// A conditional download's validators from the server, stamped on the landed file.
+    var stamp: ConditionalGet.Stamp?
 
     init(request: TransferRequest, attempt: DownloadAttempt, sink: ByteSink) {
         self.request = request

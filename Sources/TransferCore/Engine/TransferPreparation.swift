@@ -21,6 +21,8 @@ enum TransferPreparation {
         var announcedDigest: AnnouncedDigest?
         /// Ranges past `offset` kept in the file from earlier attempts (a download over several connections).
         var keptParts: [ByteRange] = []
+        /// `If-None-Match`/`If-Modified-Since` for a conditional download that starts from byte 0.
+        var conditionalHeaders: [String: String] = [:]
     }
 
     /// Why a transfer could not begin, and the partial file to remove if it fails for good.
@@ -93,13 +95,17 @@ enum TransferPreparation {
                     PrepareFailure(failure: FailureClassifier.refusal(error, destination: request.destination), file: nil, foundForeignFile: true))
             }
         }
+        let conditional = request.conditional && offset == 0 ? ConditionalGet.headers(in: directory, name: destination.name) : [:]
         if let suspended, suspended.bytes == offset, suspended.inode == file.inode {
             return .success(
-                PreparedFile(file: file, offset: offset, digest: suspended.digest, announcedDigest: suspended.announcedDigest, keptParts: keptParts))
+                PreparedFile(
+                    file: file, offset: offset, digest: suspended.digest, announcedDigest: suspended.announcedDigest, keptParts: keptParts,
+                    conditionalHeaders: conditional))
         }
         do throws(FileIOError) {
             let digest = try FileDigest.ofPrefix(fd: file.fd, path: file.path, length: offset)
-            return .success(PreparedFile(file: file, offset: offset, digest: digest, announcedDigest: nil, keptParts: keptParts))
+            return .success(
+                PreparedFile(file: file, offset: offset, digest: digest, announcedDigest: nil, keptParts: keptParts, conditionalHeaders: conditional))
         } catch {
             return .failure(PrepareFailure(failure: FailureClassifier.disk(error, writing: file.path), file: file))
         }

@@ -13,10 +13,26 @@ extension TransferRunner {
         queues.assertOnDelegate()
         guard let context = registry.context(forTask: task.taskIdentifier) else { return .cancel }
         if let worker = context.segments?.workerByTask[task.taskIdentifier] { return helperResponded(worker, response, context) }
+        if context.request.conditional {
+            if (response as? HTTPURLResponse)?.statusCode == 304, !context.request.conditionalHeaders.isEmpty {
+                return finishUnchanged(context)
+            }
+            context.stamp = ConditionalGet.Stamp(response)
+        }
         let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: context.attempt.needsFreeSpace)
         let disposition = perform(context.attempt.respond(answer), context, answering: true)
         if disposition == .allow, context.request.segments > 1 { startHelpersIfAllowed(context) }
         return disposition
+    }
+
+    /// A `304` to a conditional request: the destination stays as it is and the partial file goes.
+    private func finishUnchanged(_ context: TransferContext) -> URLSession.ResponseDisposition {
+        guard context.move(from: [.active], to: .landing) else { return .cancel }
+        closeHelpers(context)
+        context.sink.file.unlink()
+        events.yield(.unchanged(jobID: context.request.jobID))
+        registry.remove(context.request.jobID)
+        return .cancel
     }
 
     /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.

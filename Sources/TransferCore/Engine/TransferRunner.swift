@@ -138,6 +138,8 @@ final class TransferRunner: @unchecked Sendable {
     }
 
     private func makeContext(_ request: TransferRequest, _ prepared: TransferPreparation.PreparedFile) -> TransferContext {
+        var request = request
+        request.conditionalHeaders = prepared.conditionalHeaders
         let settings = DownloadAttempt.Settings(
             url: request.url, expectedSize: request.expectedSize, diskReserveBytes: request.diskReserveBytes,
             maxRedirects: configuration.maxRedirects)

@@ -31,7 +31,7 @@ enum DestinationChecks {
                             try DirectoryCreator.createDirectories(of: destination, roots: roots, owner: owner)
                         }
                         try SubmitValidator.validateDestination(
-                            destination, overwrite: params.overwrite ?? false, roots: roots, access: access, opened: &opened)
+                            destination, overwrite: (params.overwrite ?? false) || params.conditional == true, roots: roots, access: access, opened: &opened)
                         if let size = params.size {
                             try SubmitValidator.validateSpace(for: size, destination: destination, reserve: reserve)
                         }

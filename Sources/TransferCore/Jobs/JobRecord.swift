@@ -110,6 +110,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var label: String?
     /// Downloads submitted without a destination: the file lands in the daemon's inbox.
     public var inbox: Bool?
+    /// A conditional download (`conditional`), and whether its last end found the file unchanged.
+    public var conditional: Bool?
+    public var unchanged: Bool?
     /// When the running attempt started, and the last attempts' records (`log`), oldest first.
     public var attemptStartedAt: Date?
     public var history: [AttemptRecord]?
@@ -148,6 +151,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withContentEncoding(contentEncoding)
             .withLabel(label)
             .withInbox(inbox)
+            .withUnchanged(unchanged)
     }
 
     /// Records that the job ended with event number `seq`, and whether a hook is due for it;
@@ -168,7 +172,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             && (retry ?? RetryLimits()) == (params.retry ?? RetryLimits()) && session == params.session
             && notBefore == params.notBefore && deadline == params.deadline
             && limitRate == params.limitRate.flatMap(ByteRate.limit) && segments == params.segments && cacert == params.cacert
-            && label == params.label
+            && label == params.label && (conditional ?? false) == (params.conditional ?? false)
     }
 }
 
@@ -192,6 +196,12 @@ public enum PartialPath {
 }
 
 extension Job {
+    func withUnchanged(_ unchanged: Bool?) -> Job {
+        var job = self
+        job.unchanged = unchanged
+        return job
+    }
+
     func withInbox(_ inbox: Bool?) -> Job {
         var job = self
         job.inbox = inbox

@@ -67,16 +67,7 @@ public enum RetryAfter {
         if value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             return Double(value.prefix(12)) ?? nil
         }
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: value) {
-                return max(0, date.timeIntervalSince(now))
-            }
-        }
-        return nil
+        return HTTPDate.parse(value).map { max(0, $0.timeIntervalSince(now)) }
     }
 }
 

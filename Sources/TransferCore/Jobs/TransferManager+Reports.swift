@@ -71,6 +71,10 @@ extension TransferManager {
         case .uploadProgressed(_, let protocolUsed, let resource, let offset):
             guard job.state == .running else { return }
             uploadProgressed(job, protocolUsed: protocolUsed, resource: resource, offset: offset)
+        case .unchanged:
+            defer { transferEnded(job.id) }
+            guard job.state == .running else { return }
+            completedUnchanged(job)
         case .failed(_, let error):
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }

@@ -198,7 +198,13 @@ extension TransferManager {
         guard params.destination != nil || inbox != nil else {
             throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
         }
-        let overwrite = inbox != nil || (params.overwrite ?? false)
+        if params.conditional == true, inbox != nil {
+            throw CoreError(
+                .invalidParameter("conditional"),
+                "conditional compares with the file at the destination: give the destination it keeps (a download without destination has none)")
+        }
+        // A conditional download replaces the destination when the server has a new version.
+        let overwrite = inbox != nil || params.conditional == true || (params.overwrite ?? false)
         // Done already when DestinationChecks ran for this submit.
         if let destination = params.destination, !destinationChecked {
             try DestinationChecks.checkParameters(params)
@@ -233,6 +239,7 @@ extension TransferManager {
         job.cacert = params.cacert
         job.label = params.label
         job.inbox = inbox != nil ? true : nil
+        job.conditional = params.conditional == true ? true : nil
         job.detached = true
         nextOrder += 1
         return .new(job, url)

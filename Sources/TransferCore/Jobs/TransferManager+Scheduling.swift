@@ -60,6 +60,7 @@ extension TransferManager {
         request.limitRate = job.limitRate
         request.segments = job.segments ?? configuration.segments
         request.cacert = job.cacert
+        request.conditional = job.conditional == true
         request.parts = job.parts ?? []
         request.bandwidthClass = job.bandwidthClass
         return request
