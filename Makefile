@@ -1,12 +1,13 @@
 # transferd — build, run, test, benchmark, install.
 #   make run      build (release) and run the daemon in the foreground
 #   make check-static  show that the release binaries need no Swift runtime (ldd) and their sizes
-#   make test     run the whole test suite
+#   make test     check the man pages (check-man), then run the whole test suite
+#   make check-man     format the man pages with every groff warning on (groff -ww): any warning fails
 #   make fuzz     build the libFuzzer targets and run each for FUZZ_SECONDS (60); fails on a crash
 #   make faults   fail each write, sync, rename, open and truncate of a workload in turn; restart and check nothing was lost
 #   make bench    compare transferd with curl and aria2 on a local nginx, then the job table's benchmarks
 #   make systemd-test  install into a booted Debian 12 container and check it under systemd (root)
-#   make install  install what make build made: binaries, man pages, completions, system and user units, the default configuration (PREFIX, DESTDIR); never builds
+#   make install  install what make build made: binaries, man pages (man/), completions, system and user units, the default configuration (PREFIX, DESTDIR); never builds
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
 #   make install-user  install binaries and user units in your home directory (no root); make uninstall-user
 
@@ -18,7 +19,7 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build check-static generated generate-docs installable run test fuzz faults bench systemd-test install uninstall install-user uninstall-user clean
+.PHONY: deps build check-static generated generate-docs man check-man installable run test fuzz faults bench systemd-test install uninstall install-user uninstall-user clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
@@ -26,11 +27,11 @@ FUZZ_SECONDS ?= 60
 # makes, auth_basic) besides the in-repo test server, some through tinyproxy; socat speaks the protocol
 # as another user does. curl: tests compare with /usr/bin/curl; systemd: systemd-analyze, which the
 # unit-file tests run (without it they would not check the units); jq: docs/protocol.md's shell
-# example, which a test runs as written.
-DEB_DEPS = libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat tinyproxy curl systemd jq
+# example, which a test runs as written; groff-base: groff, with which check-man formats the man pages.
+DEB_DEPS = libsystemd-dev libcurl4-openssl-dev pkg-config nginx-light openssl socat tinyproxy curl systemd jq groff-base
 deps:
 	@if ! pkg-config --exists libsystemd libcurl 2>/dev/null || [ ! -x /usr/sbin/nginx ] || [ ! -x /usr/bin/openssl ] || [ ! -x /usr/bin/socat ] \
-		|| [ ! -x /usr/bin/tinyproxy ] || [ ! -x /usr/bin/curl ] || ! command -v systemd-analyze >/dev/null || [ ! -x /usr/bin/jq ]; then \
+		|| [ ! -x /usr/bin/tinyproxy ] || [ ! -x /usr/bin/curl ] || ! command -v systemd-analyze >/dev/null || [ ! -x /usr/bin/jq ] || [ ! -x /usr/bin/groff ]; then \
 		echo "installing $(DEB_DEPS) (apt-get)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(DEB_DEPS); \
 	fi
@@ -76,7 +77,7 @@ run: build
 # a client; more at once than this on a 2-core machine only makes each wait for the others longer.
 TEST_WIDTH ?= 6
 
-test: deps
+test: deps check-man
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $(SWIFT) test
 
 # Tests/Fuzz/README.md: the targets, their seeds, and what to do with a crash.
@@ -100,12 +101,14 @@ bench: deps
 systemd-test: deps
 	Tests/Systemd/systemd-test.sh
 
-# Man pages (transferctl(1), transferd(8)) and bash, zsh and fish completions, generated from the
-# argument parsers of the release binaries by swift-argument-parser's generate-manual tool (the one
-# its generate-manual plugin runs; the plugin itself would build every product again in release
-# mode without --static-swift-stdlib) and by --generate-completion-script.
+# Man pages: transferctl(1) and transferd(8) are written by hand (man/); transferd.json(5) is made
+# from config/README.md by man/config-to-roff.py, so the page and the Markdown never differ.
+# Completions for bash, zsh and fish come from the release binaries' argument parsers
+# (--generate-completion-script), so they match --help.
 GENERATED = .build/generated
 MANUAL_DATE = $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
+VERSION = $(shell sed -n 's/^public let transferdVersion = "\(.*\)"/\1/p' Sources/TransferProtocol/RPCMethod.swift)
+MAN_PAGES = man/transferctl.1 man/transferd.8 $(GENERATED)/man/transferd.json.5
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/site-functions
@@ -114,13 +117,30 @@ FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # build makes them too.
 generated: build
 
-# The man pages and completions of the release binaries built already (build runs it).
-generate-docs:
-	$(SWIFT) build --product generate-manual
-	rm -rf $(GENERATED)
-	install -d $(GENERATED)/man $(GENERATED)/completions
-	.build/debug/generate-manual $(RELEASE_BIN)/transferctl --section 1 --date $(MANUAL_DATE) --output-directory $(GENERATED)/man
-	.build/debug/generate-manual $(RELEASE_BIN)/transferd --section 8 --date $(MANUAL_DATE) --output-directory $(GENERATED)/man
+$(GENERATED)/man/transferd.json.5: config/README.md man/config-to-roff.py
+	install -d $(@D)
+	python3 man/config-to-roff.py config/README.md --date $(MANUAL_DATE) --version $(VERSION) >$@.tmp
+	mv $@.tmp $@
+
+# The configuration file's man page (python3 only: nothing is compiled).
+man: $(GENERATED)/man/transferd.json.5
+
+# Every page formatted as man(1) would, with all of groff's warnings on: a warning, a character
+# that is not ASCII, or a page whose .TH does not name this version fails. make test runs it first.
+check-man: man
+	@command -v groff >/dev/null || { echo "check-man needs groff (Debian: apt-get install groff-base; make deps installs it)" >&2; exit 1; }
+	@for page in $(MAN_PAGES); do \
+		warnings=$$(groff -ww -z -man -Tutf8 $$page 2>&1); \
+		if [ -n "$$warnings" ]; then echo "$$page: groff warns:" >&2; echo "$$warnings" >&2; exit 1; fi; \
+		if LC_ALL=C grep -n '[^[:print:][:space:]]' $$page >&2; then echo "$$page: write other characters as roff escapes" >&2; exit 1; fi; \
+		grep -q '^\.TH .* "transferd $(VERSION)"' $$page || { echo "$$page: its .TH line does not say transferd $(VERSION)" >&2; exit 1; }; \
+	done
+	@echo "man pages format without warnings: $(MAN_PAGES)"
+
+# The completions of the release binaries built already, and the configuration page (build runs it).
+generate-docs: man
+	rm -rf $(GENERATED)/completions
+	install -d $(GENERATED)/completions
 	for tool in transferctl transferd; do \
 		$(RELEASE_BIN)/$$tool --generate-completion-script bash >$(GENERATED)/completions/$$tool.bash && \
 		$(RELEASE_BIN)/$$tool --generate-completion-script zsh >$(GENERATED)/completions/_$$tool && \
@@ -146,7 +166,7 @@ SYSTEMD_RUNNING = $(shell [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && e
 # install never builds: under sudo, swift is usually not on the PATH (secure_path), and a build as
 # root would leave root-owned files in .build. Build first as yourself: make build (it generates the
 # man pages and completions too), then sudo make install.
-INSTALLED_FILES = $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(GENERATED)/man/transferctl.1 $(GENERATED)/man/transferd.8 \
+INSTALLED_FILES = $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(GENERATED)/man/transferd.json.5 \
 	$(GENERATED)/completions/transferctl.bash $(GENERATED)/completions/transferd.bash
 installable:
 	@for file in $(INSTALLED_FILES); do \
@@ -158,13 +178,17 @@ installable:
 install: installable
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/transferd $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
 		$(DESTDIR)$(FISHCOMPLETIONDIR)
 	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 README.md docs/protocol.md docs/metrics.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 config/README.md $(DESTDIR)$(DOCDIR)/configuration.md
-	install -m 0644 $(GENERATED)/man/transferctl.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 $(GENERATED)/man/transferd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 man/transferctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(GENERATED)/man/transferd.json.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/transferd.8 $(DESTDIR)$(MANDIR)/man8/
+	@# The pages name the installed paths of the default PREFIX.
+	sed -i 's|/usr/local/|$(PREFIX)/|g' $(DESTDIR)$(MANDIR)/man1/transferctl.1 $(DESTDIR)$(MANDIR)/man5/transferd.json.5 \
+		$(DESTDIR)$(MANDIR)/man8/transferd.8
 	for tool in transferctl transferd; do \
 		install -m 0644 $(GENERATED)/completions/$$tool.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/$$tool && \
 		install -m 0644 $(GENERATED)/completions/_$$tool $(DESTDIR)$(ZSHCOMPLETIONDIR)/ && \
@@ -203,7 +227,7 @@ uninstall:
 	rm -f $(DESTDIR)$(USERUNITDIR)/transferd.service $(DESTDIR)$(USERUNITDIR)/transferd.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/transferd.conf $(DESTDIR)$(TMPFILESDIR)/transferd.conf
 	rm -rf $(DESTDIR)$(DOCDIR)
-	rm -f $(DESTDIR)$(MANDIR)/man1/transferctl.1 $(DESTDIR)$(MANDIR)/man8/transferd.8
+	rm -f $(DESTDIR)$(MANDIR)/man1/transferctl.1 $(DESTDIR)$(MANDIR)/man5/transferd.json.5 $(DESTDIR)$(MANDIR)/man8/transferd.8
 	for tool in transferctl transferd; do \
 		rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/$$tool $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$$tool $(DESTDIR)$(FISHCOMPLETIONDIR)/$$tool.fish; \
 	done
@@ -218,9 +242,12 @@ USER_MANAGER = $(shell systemctl --user show-environment >/dev/null 2>&1 && echo
 
 install-user: build
 	install -d $(USERPREFIX)/bin $(USERPREFIX)/share/doc/transferd $(USERCONFIGUNITDIR) $(USERPREFIX)/share/man/man1 \
-		$(USERPREFIX)/share/man/man8 $(USERPREFIX)/share/bash-completion/completions $(USERPREFIX)/share/fish/vendor_completions.d
-	install -m 0644 $(GENERATED)/man/transferctl.1 $(USERPREFIX)/share/man/man1/
-	install -m 0644 $(GENERATED)/man/transferd.8 $(USERPREFIX)/share/man/man8/
+		$(USERPREFIX)/share/man/man5 $(USERPREFIX)/share/man/man8 $(USERPREFIX)/share/bash-completion/completions $(USERPREFIX)/share/fish/vendor_completions.d
+	install -m 0644 man/transferctl.1 $(USERPREFIX)/share/man/man1/
+	install -m 0644 $(GENERATED)/man/transferd.json.5 $(USERPREFIX)/share/man/man5/
+	install -m 0644 man/transferd.8 $(USERPREFIX)/share/man/man8/
+	sed -i 's|/usr/local/|$(USERPREFIX)/|g' $(USERPREFIX)/share/man/man1/transferctl.1 $(USERPREFIX)/share/man/man5/transferd.json.5 \
+		$(USERPREFIX)/share/man/man8/transferd.8
 	install -m 0644 $(GENERATED)/completions/transferctl.bash $(USERPREFIX)/share/bash-completion/completions/transferctl
 	install -m 0644 $(GENERATED)/completions/transferctl.fish $(USERPREFIX)/share/fish/vendor_completions.d/
 	install -m 0755 $(INSTALL_STRIP) $(RELEASE_BIN)/transferd $(RELEASE_BIN)/transferctl $(USERPREFIX)/bin/
@@ -241,7 +268,7 @@ uninstall-user:
 	rm -f $(USERPREFIX)/bin/transferd $(USERPREFIX)/bin/transferctl
 	rm -f $(USERCONFIGUNITDIR)/transferd.service $(USERCONFIGUNITDIR)/transferd.socket
 	rm -rf $(USERPREFIX)/share/doc/transferd
-	rm -f $(USERPREFIX)/share/man/man1/transferctl.1 $(USERPREFIX)/share/man/man8/transferd.8
+	rm -f $(USERPREFIX)/share/man/man1/transferctl.1 $(USERPREFIX)/share/man/man5/transferd.json.5 $(USERPREFIX)/share/man/man8/transferd.8
 	rm -f $(USERPREFIX)/share/bash-completion/completions/transferctl $(USERPREFIX)/share/fish/vendor_completions.d/transferctl.fish
 	@if [ -n "$(USER_MANAGER)" ]; then systemctl --user daemon-reload; fi
 	@echo "kept: ~/.config/transferd and ~/.local/state/transferd"

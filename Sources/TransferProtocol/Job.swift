@@ -117,6 +117,10 @@ public struct Job: Codable, Hashable, Sendable {
     public var limitRate: Int64?
     /// Downloads fetched over more than one connection: how many (`segments`).
     public var segments: Int?
+    /// Downloads that asked for several connections but use fewer: how many they use (1).
+    public var connections: Int?
+    /// Why `connections` is fewer than `segments`, in words (`ConnectionsReason`).
+    public var connectionsReason: String?
     /// While running under a rate limit: the bytes per second it is paced at now (its own limit,
     /// or its share of the global or class limit).
     public var pacedRate: Int64?
@@ -160,5 +164,15 @@ public struct Job: Codable, Hashable, Sendable {
         self.headerNames = headerNames
         self.owner = owner
         self.session = session
+    }
+}
+
+extension Job {
+    /// The reasons a download that asked for several connections uses one (`connections_reason`).
+    public enum ConnectionsReason {
+        /// The server answered a range with the whole file, or with ranges that cannot be trusted.
+        public static let rangesRefused = "the server does not take ranges"
+        /// A paced job is fetched as one sequence of ranged requests.
+        public static let rateLimit = "a rate limit paces the job"
     }
 }

@@ -9,7 +9,7 @@ struct CancelCommand: AsyncParsableCommand {
         discussion: "Prints 'cancelled ID' (with --json, the job)."
     )
 
-    @Argument(help: "The job's id.")
+    @Argument(help: "The job's id.", completion: JobIDCompletion.kind(.unfinished))
     var id: String
 
     @Flag(help: "Print the cancelled job as one line of JSON.")

@@ -28,7 +28,7 @@ struct JobDetail {
             ("rate", job.rateText),
         ]
         if let limit = job.limitRate { fields.append(("limit rate", ByteCountFormatting.rate(limit))) }
-        if let segments = job.segments { fields.append(("segments", "\(segments) connections")) }
+        if let segments = job.segments { fields.append(("segments", Self.connectionsText(job, asked: segments))) }
         if let paced = job.pacedRate { fields.append(("paced at", ByteCountFormatting.rate(paced))) }
         if let warning = job.warning { fields.append(("warning", TerminalText.printable(warning))) }
         if let eta = job.etaText { fields.append(("eta", eta)) }
@@ -65,6 +65,14 @@ struct JobDetail {
     private var receivedText: String {
         let bytes = Self.bytesText(job.transferredBytes)
         return job.totalBytes == nil ? bytes : "\(bytes), \(job.percentText)"
+    }
+
+    /// `up to 4 connections`, or the connections used when fewer, and why: `1 connection of the 4
+    /// asked: the server does not take ranges`.
+    static func connectionsText(_ job: Job, asked: Int) -> String {
+        guard let used = job.connections, used < asked else { return "up to \(asked) connections" }
+        let reason = job.connectionsReason.map { ": " + TerminalText.printable($0) } ?? ""
+        return "\(used) connection\(used == 1 ? "" : "s") of the \(asked) asked\(reason)"
     }
 
     /// `1.5 GiB (1610612736 bytes)`, or just `512 B` below a KiB.

@@ -14,7 +14,7 @@ struct MoveCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The job's id.")
+    @Argument(help: "The job's id.", completion: JobIDCompletion.kind(.unfinished))
     var id: String
 
     @Flag(help: "Ahead of the other jobs of its class.")

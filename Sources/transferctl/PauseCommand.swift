@@ -33,7 +33,7 @@ struct PauseCommand: AsyncParsableCommand {
 
 /// How `pause` and `resume` choose jobs: ids, a session or all, and how they print the answer.
 struct JobSelectionOptions: ParsableArguments {
-    @Argument(help: "The ids of the jobs.")
+    @Argument(help: "The ids of the jobs.", completion: JobIDCompletion.kind { $0 == "resume" ? .paused : .unfinished })
     var ids: [String] = []
 
     @Option(help: ArgumentHelp("Every unfinished job of yours in this session.", valueName: "name"))

@@ -14,7 +14,7 @@ struct PriorityCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The job's id.")
+    @Argument(help: "The job's id.", completion: JobIDCompletion.kind(.unfinished))
     var id: String
 
     @Argument(help: "foreground, normal or background.", completion: .list(JobPriority.allCases.map(\.rawValue)))

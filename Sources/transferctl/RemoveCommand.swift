@@ -14,7 +14,7 @@ struct RemoveCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The ids of finished jobs.")
+    @Argument(help: "The ids of finished jobs.", completion: JobIDCompletion.kind(.finished))
     var ids: [String]
 
     @Flag(help: "Print each removed job as one line of JSON.")
@@ -148,7 +148,7 @@ struct RetryCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The ids of failed or cancelled jobs.")
+    @Argument(help: "The ids of failed or cancelled jobs.", completion: JobIDCompletion.kind(.failedOrCancelled))
     var ids: [String]
 
     @Flag(help: "Print each job as one line of JSON.")

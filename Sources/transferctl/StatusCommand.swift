@@ -24,7 +24,7 @@ struct StatusCommand: AsyncParsableCommand {
     /// Rows of the table when neither --limit nor --all-jobs is given.
     static let defaultRows = 50
 
-    @Argument(help: "A job's id. Without it, lists your jobs.")
+    @Argument(help: "A job's id. Without it, lists your jobs.", completion: JobIDCompletion.kind(.any))
     var id: String?
 
     @Option(

@@ -18,7 +18,7 @@ struct WaitCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The ids of the jobs to wait for.")
+    @Argument(help: "The ids of the jobs to wait for.", completion: JobIDCompletion.kind(.unfinished))
     var ids: [String]
 
     @Flag(help: "Print each job's final state as one line of JSON.")

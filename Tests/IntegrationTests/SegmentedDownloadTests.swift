@@ -170,6 +170,11 @@ struct SegmentedDownloadTests {
         #expect(finished.state == .completed, "\(String(describing: finished.error))")
         #expect(try sha256Hex(ofFile: daemon.destination("whole")) == content.sha256Hex())
         #expect(server.requests(for: "/whole").count == 1)
+        // status says so, and why, instead of the connections asked for.
+        #expect(finished.connections == 1 && finished.connectionsReason == Job.ConnectionsReason.rangesRefused)
+        let shown = try await runTransferctl(["--socket", daemon.socketPath, "status", job.id])
+        #expect(shown.stdout.contains("1 connection of the 4 asked: the server does not take ranges"), "\(shown.stdout)")
+        #expect(!shown.stdout.contains("4 connections"), "\(shown.stdout)")
         try await server.shutdown()
     }
 

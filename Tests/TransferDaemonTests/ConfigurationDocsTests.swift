@@ -13,6 +13,35 @@ struct ConfigurationDocsTests {
         let missing = DaemonConfiguration.keys.filter { !readme.contains("| `\($0)` |") }
         #expect(missing.isEmpty, "config/README.md has no row for \(missing)")
     }
+
+    /// transferd.json(5) is made from config/README.md by man/config-to-roff.py; each key is an
+    /// entry of its KEYS section.
+    @Test func everyKeyHasAnEntryInTheConfigurationManPage() throws {
+        let page = try Self.configurationManPage()
+        #expect(page.hasPrefix(".\\\" transferd.json(5)"), "\(page.prefix(200))")
+        let keys = page.components(separatedBy: "\n.SH ").first { $0.hasPrefix("KEYS\n") } ?? ""
+        let missing = DaemonConfiguration.keys.filter { !keys.contains(".TP\n\\fB\\%\($0)\\fR\n") }
+        #expect(missing.isEmpty, "transferd.json(5) has no entry for \(missing)")
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "KEYS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"] {
+            #expect(page.contains("\n.SH \(section)\n"), "transferd.json(5) lacks its \(section) section")
+        }
+    }
+
+    /// The page as `make man` writes it.
+    static func configurationManPage() throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            repository.appendingPathComponent("man/config-to-roff.py").path, repository.appendingPathComponent("config/README.md").path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return String(decoding: data, as: UTF8.self)
+    }
 }
 
 /// config/transferd.json holds every key the daemon reads, at its default, but the few whose

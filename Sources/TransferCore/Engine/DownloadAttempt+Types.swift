@@ -60,6 +60,8 @@ extension DownloadAttempt {
         var startOffset: Int64
         var finalURL: URL?
         var contentEncoding: String? = nil
+        /// Whether the server showed it does not take ranges: the file comes over one connection.
+        var rangesRefused = false
     }
 
     /// One request to send.

@@ -286,7 +286,9 @@ struct DownloadAttempt: Sendable {
         // Report the first answer, and any that changes what a resume depends on.
         if !reportedResponse || answered != validator || offset == 0 || response.status == 200 {
             reportedResponse = true
-            actions.append(.report(Report(totalBytes: totalBytes, validator: answered, startOffset: offset, finalURL: finalURL, contentEncoding: contentEncoding)))
+            actions.append(.report(Report(
+                totalBytes: totalBytes, validator: answered, startOffset: offset, finalURL: finalURL, contentEncoding: contentEncoding,
+                rangesRefused: !rangesUsable)))
         }
         validator = answered
         return actions + [.acceptBody]

@@ -119,10 +119,11 @@ public enum EngineEvent: Sendable {
     /// the landed file keeps, so a restart can tell that a landing finished before a crash).
     /// `generation` counts how often this run cut the partial file back to 0. `finalURL` is where
     /// redirects led, when they did; `contentEncoding` the coding of the bytes as sent, when the
-    /// server used one although asked not to.
+    /// server used one although asked not to; `rangesRefused` whether the server showed it does
+    /// not take ranges (so a download that asked for several connections gets one).
     case responded(
         jobID: String, totalBytes: Int64?, validator: String?, startOffset: Int64, partialInode: UInt64, generation: Int,
-        finalURL: String?, contentEncoding: String? = nil)
+        finalURL: String?, contentEncoding: String? = nil, rangesRefused: Bool = false)
     /// The partial file holds at least `bytes` bytes durably, of the contents begun at `generation`;
     /// a checkpoint of an older generation than the last `responded` must be ignored.
     /// `parts` are the ranges past `bytes` durable as well (a download over several connections).
@@ -147,7 +148,7 @@ public enum EngineEvent: Sendable {
 
     public var jobID: String {
         switch self {
-        case .responded(let id, _, _, _, _, _, _, _), .checkpoint(let id, _, _, _), .completed(let id, _, _),
+        case .responded(let id, _, _, _, _, _, _, _, _), .checkpoint(let id, _, _, _), .completed(let id, _, _),
             .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _), .uploaded(let id, _, _),
             .uploadProgressed(let id, _, _, _), .unchanged(let id):
             return id

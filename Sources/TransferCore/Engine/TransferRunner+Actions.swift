@@ -45,7 +45,8 @@ extension TransferRunner {
                         jobID: context.request.jobID, totalBytes: report.totalBytes, validator: report.validator,
                         startOffset: report.startOffset, partialInode: context.sink.file.inode,
                         generation: context.sink.generation.load(ordering: .sequentiallyConsistent),
-                        finalURL: report.finalURL.map(Redaction.url), contentEncoding: report.contentEncoding))
+                        finalURL: report.finalURL.map(Redaction.url), contentEncoding: report.contentEncoding,
+                        rangesRefused: report.rangesRefused))
             case .send(let plan):
                 send(plan, context)
             case .checkRedirect(let target):

@@ -121,6 +121,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// Downloads fetched over several connections: the ranges past `checkpointBytes` that are
     /// durable in the partial file (of the representation `validator` names), kept by a restart.
     public var parts: [ByteRange]?
+    /// Downloads: true once the server's last answer showed it does not take ranges, so the file
+    /// comes over one connection whatever `segments` asked.
+    public var rangesRefused: Bool?
 
     public var isUpload: Bool { kind == .upload }
 
@@ -147,7 +150,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
             .withPaused(paused == true && !state.isTerminal)
             .withPriority(priorityClass)
             .withLimitRate(limitRate)
-            .withSegments(segments)
+            .withSegments(segments, rangesRefused: rangesRefused == true)
             .withContentEncoding(contentEncoding)
             .withLabel(label)
             .withInbox(inbox)
@@ -220,9 +223,15 @@ extension Job {
         return job
     }
 
-    func withSegments(_ segments: Int?) -> Job {
+    /// The connections asked for, when more than one, and the one used when the server does not
+    /// take ranges.
+    func withSegments(_ segments: Int?, rangesRefused: Bool) -> Job {
         var job = self
         job.segments = (segments ?? 1) > 1 ? segments : nil
+        if job.segments != nil, rangesRefused {
+            job.connections = 1
+            job.connectionsReason = Job.ConnectionsReason.rangesRefused
+        }
         return job
     }
 

@@ -22,7 +22,7 @@ extension TransferManager {
     func handle(_ event: EngineEvent) {
         guard var job = jobs[event.jobID] else { return }
         switch event {
-        case .responded(_, let total, let validator, let startOffset, let inode, let generation, let finalURL, let coding):
+        case .responded(_, let total, let validator, let startOffset, let inode, let generation, let finalURL, let coding, let refused):
             guard job.state == .running else { return }
             generations[job.id] = generation
             // Ranges kept past the checkpoint belong to the version they were fetched of.
@@ -32,6 +32,7 @@ extension TransferManager {
             job.partialInode = inode
             job.finalUrl = finalURL
             job.contentEncoding = coding
+            job.rangesRefused = refused ? true : nil
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             // Bytes before the offset were counted, or were there before this attempt.
             countedBytes[job.id] = startOffset

@@ -11,6 +11,10 @@ extension Job {
     func withPacing(_ progress: TransferProgress) -> Job {
         var job = self
         job.pacedRate = progress.pacedRate
+        if job.segments != nil, job.connections == nil, progress.pacedRate != nil {
+            job.connections = 1
+            job.connectionsReason = Job.ConnectionsReason.rateLimit
+        }
         if progress.limitUnheld {
             job.warning =
                 job.kind == .upload
