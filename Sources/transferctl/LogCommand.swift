@@ -17,7 +17,7 @@ struct LogCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The job's id.")
+    @Argument(help: "The job's id.", completion: JobIDCompletion.kind(.any))
     var id: String
 
     @Flag(help: "Print the answer as one line of JSON.")
