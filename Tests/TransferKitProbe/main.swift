@@ -71,15 +71,26 @@ case "submit" where arguments.count >= 4 && arguments.count % 2 == 0:
         task.resume()
         tasks.append(task)
     }
+    // A probe never hangs a test run: it gives up after a minute, saying so.
+    let deadline = Date().addingTimeInterval(60)
     for task in tasks {
-        while task.job == nil, task.error == nil { usleep(5_000) }
+        while task.job == nil, task.error == nil {
+            guard Date() < deadline else {
+                print("gave up: the daemon did not answer the submit within 60 s")
+                exit(3)
+            }
+            usleep(5_000)
+        }
         print(task.error.map { "refused \($0)" } ?? "queued \(task.taskDescription ?? "") \(task.taskIdentifier)")
     }
     session.finishTasksAndInvalidate()
 case "collect" where arguments.count >= 3:
     let printer = Printer(folder: URL(fileURLWithPath: arguments[2]), dieInCallback: arguments.contains("--die-in-callback"))
     let session = TransferSession(configuration: configuration(arguments[1]), delegate: printer, delegateQueue: nil)
-    printer.done.wait()
+    guard printer.done.wait(timeout: .now() + 120) == .success else {
+        printer.say("gave up: no didFinishEvents within 120 s")
+        exit(3)
+    }
     let running = await session.allTasks
     printer.say("tasks \(running.count) \(running.map { "\($0.taskDescription ?? "")=\($0.taskIdentifier)" }.sorted().joined(separator: ","))")
     session.finishTasksAndInvalidate()
