@@ -19,7 +19,7 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build check-static generated generate-docs installable run test fuzz faults bench systemd-test install uninstall install-user uninstall-user deb deb-deps deb-check clean
+.PHONY: deps build check-static generated generate-docs installable run test fuzz faults bench systemd-test install uninstall install-user uninstall-user deb deb-check clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
@@ -194,20 +194,18 @@ install: installable
 
 # The Debian package (packaging/deb): what install puts in place for PREFIX=/usr, with maintainer
 # scripts that create the user and group, apply the tmpfiles.d file, and enable and start the units
-# as dh_installsystemd would; Depends: from dpkg-shlibdeps. Written to DEB_OUTDIR (this directory).
-# dpkg-shlibdeps is in dpkg-dev; deb-check runs lintian and fails on any error it reports.
+# as dh_installsystemd would; Depends: from dpkg-shlibdeps (package dpkg-dev, installed if missing).
+# Written to DEB_OUTDIR (this directory). deb-check runs lintian (installed if missing) on it and
+# fails on any error it reports.
 DEB_OUTDIR ?= $(CURDIR)
-deb-deps:
-	@if ! command -v dpkg-shlibdeps >/dev/null || ! command -v lintian >/dev/null; then \
-		echo "installing dpkg-dev and lintian (apt-get)"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq dpkg-dev lintian; \
-	fi
-
-deb: deb-deps build
+deb: build
+	@command -v dpkg-shlibdeps >/dev/null || { echo "installing dpkg-dev (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq dpkg-dev; }
 	DEB_OUTDIR=$(DEB_OUTDIR) packaging/deb/build-deb.sh
 
-# lintian's tags of severity error fail it; warnings and notes are shown.
 deb-check: deb
+	@command -v lintian >/dev/null || { echo "installing lintian (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq lintian; }
 	lintian --fail-on error --display-level '>=info' --tag-display-limit 0 "$$(cat .build/deb/deb-file)"
 
 # Removes what install put in place. The configuration in /etc/transferd, the journal in

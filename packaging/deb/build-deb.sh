@@ -20,7 +20,7 @@ OUTDIR=${DEB_OUTDIR:-$REPO}
 die() { echo "make deb: $*" >&2; exit 1; }
 
 for tool in dpkg-deb dpkg-shlibdeps; do
-    command -v "$tool" >/dev/null || die "$tool is missing: apt-get install dpkg-dev (make deb-deps does)"
+    command -v "$tool" >/dev/null || die "$tool is missing: apt-get install dpkg-dev (make deb does)"
 done
 
 # The version the binaries report (Sources/TransferProtocol/RPCMethod.swift). Built from a commit
@@ -38,6 +38,14 @@ arch=$(dpkg --print-architecture)
 maintainer=${DEB_MAINTAINER:-$(git config user.name 2>/dev/null || true) <$(git config user.email 2>/dev/null || true)>}
 [ "$maintainer" != " <>" ] || die "set DEB_MAINTAINER='Name <address>' (or git's user.name and user.email)"
 date=$(git log -1 --format=%cD 2>/dev/null || date -R)
+
+deb=$OUTDIR/transferd_${version}_${arch}.deb
+# Up to date when it is the last one made and nothing it is made of changed since.
+if [ -f "$deb" ] && [ "$(cat "$WORK/deb-file" 2>/dev/null)" = "$deb" ] && [ -z "$(find .build/release/transferd \
+    .build/release/transferctl .build/generated packaging/deb systemd config docs README.md Makefile -newer "$deb" -print -quit)" ]; then
+    echo "$deb (up to date)"
+    exit 0
+fi
 
 # 1. The files, where make install puts them for PREFIX=/usr, units in /usr/lib (Debian's place
 #    for a package's units since bookworm).
@@ -103,7 +111,6 @@ EOF
 chmod 0644 "$ROOT/DEBIAN/control"
 
 mkdir -p "$OUTDIR"
-deb=$OUTDIR/transferd_${version}_${arch}.deb
 # xz -2: measured here 2.5 times as fast as dpkg-deb's default -6, for a package 13% larger.
 dpkg-deb --root-owner-group -Zxz -z"${DEB_XZ_LEVEL:-2}" --build "$ROOT" "$deb" >/dev/null
 # For make deb-check and make systemd-test.
