@@ -56,7 +56,7 @@ make --no-print-directory install DESTDIR="$ROOT" PREFIX=/usr UNITDIR=/usr/lib/s
 # 2. Debian's conventions: compressed man pages and changelog, a copyright file, 0755/0644.
 find "$ROOT/usr/share/man" -type f -exec gzip -9n {} +
 doc=$ROOT/usr/share/doc/transferd
-first=$(git log --reverse --format=%cs 2>/dev/null | head -1 | cut -c1-4)
+first=$(git log --format=%cs 2>/dev/null | tail -1 | cut -c1-4)
 last=$(git log -1 --format=%cs 2>/dev/null | cut -c1-4)
 years=${first:-$(date +%Y)}
 [ -z "$last" ] || [ "$last" = "$years" ] || years="$years-$last"
