@@ -40,9 +40,10 @@ maintainer=${DEB_MAINTAINER:-$(git config user.name 2>/dev/null || true) <$(git 
 date=$(git log -1 --format=%cD 2>/dev/null || date -R)
 
 deb=$OUTDIR/transferd_${version}_${arch}.deb
-# Up to date when it is the last one made and nothing it is made of changed since.
+# Up to date when it is the last one made and nothing it is made of changed since (make build writes
+# the man pages and completions again each time, from the binaries: theirs is the date that counts).
 if [ -f "$deb" ] && [ "$(cat "$WORK/deb-file" 2>/dev/null)" = "$deb" ] && [ -z "$(find .build/release/transferd \
-    .build/release/transferctl .build/generated packaging/deb systemd config docs README.md Makefile -newer "$deb" -print -quit)" ]; then
+    .build/release/transferctl packaging/deb systemd config docs README.md Makefile -newer "$deb" -print -quit)" ]; then
     echo "$deb (up to date)"
     exit 0
 fi
