@@ -8,7 +8,7 @@
 # from the shared libraries the binaries really load. Never builds: `make deb` runs `make build` first.
 #
 # Environment: DEB_OUTDIR (where the .deb goes; default the repository), DEB_MAINTAINER (default
-# git's user.name <user.email>), DEB_XZ_LEVEL (the compression, 0 to 9; default 2).
+# git's user.name <user.email>, else the commit's author), DEB_XZ_LEVEL (the compression, 0 to 9; default 2).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
@@ -35,8 +35,14 @@ fi
 [ "$(.build/release/transferd --version 2>/dev/null)" = "$upstream" ] \
     || die ".build/release/transferd --version does not say $upstream: run make build again"
 arch=$(dpkg --print-architecture)
-maintainer=${DEB_MAINTAINER:-$(git config user.name 2>/dev/null || true) <$(git config user.email 2>/dev/null || true)>}
-[ "$maintainer" != " <>" ] || die "set DEB_MAINTAINER='Name <address>' (or git's user.name and user.email)"
+# Whoever builds it: DEB_MAINTAINER, else git's user, else (a fresh CI machine has none) the author
+# of the commit it is built from.
+maintainer=${DEB_MAINTAINER:-}
+if [ -z "$maintainer" ] && git config user.name >/dev/null 2>&1 && git config user.email >/dev/null 2>&1; then
+    maintainer="$(git config user.name) <$(git config user.email)>"
+fi
+[ -n "$maintainer" ] || maintainer=$(git log -1 --format='%an <%ae>' 2>/dev/null || true)
+[ -n "$maintainer" ] || die "set DEB_MAINTAINER='Name <address>' (no git user or history to take it from)"
 date=$(git log -1 --format=%cD 2>/dev/null || date -R)
 
 deb=$OUTDIR/transferd_${version}_${arch}.deb
@@ -47,6 +53,9 @@ if [ -f "$deb" ] && [ "$(cat "$WORK/deb-file" 2>/dev/null)" = "$deb" ] && [ -z "
     echo "$deb (up to date)"
     exit 0
 fi
+
+# The package made before, which this one replaces (so that ./transferd_*.deb names one file).
+previous=$(cat "$WORK/deb-file" 2>/dev/null || true)
 
 # 1. The files, where make install puts them for PREFIX=/usr, units in /usr/lib (Debian's place
 #    for a package's units since bookworm).
@@ -114,6 +123,7 @@ chmod 0644 "$ROOT/DEBIAN/control"
 mkdir -p "$OUTDIR"
 # xz -2: measured here 2.5 times as fast as dpkg-deb's default -6, for a package 13% larger.
 dpkg-deb --root-owner-group -Zxz -z"${DEB_XZ_LEVEL:-2}" --build "$ROOT" "$deb" >/dev/null
+[ -z "$previous" ] || [ "$previous" = "$deb" ] || rm -f "$previous"
 # For make deb-check and make systemd-test.
 echo "$deb" >"$WORK/deb-file"
 echo "$deb"
