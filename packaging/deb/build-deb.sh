@@ -57,8 +57,8 @@ fi
 # The package made before, which this one replaces (so that ./transferd_*.deb names one file).
 previous=$(cat "$WORK/deb-file" 2>/dev/null || true)
 
-# 1. The files, where make install puts them for PREFIX=/usr, units in /usr/lib (Debian's place
-#    for a package's units since bookworm).
+# 1. The files, where make install puts them for PREFIX=/usr, units in /usr/lib/systemd (where
+#    lintian expects them; on Debian 12's merged /usr, /lib/systemd is the same directory).
 rm -rf "$WORK"
 make --no-print-directory install DESTDIR="$ROOT" PREFIX=/usr UNITDIR=/usr/lib/systemd/system \
     USERUNITDIR=/usr/lib/systemd/user SYSUSERSDIR=/usr/lib/sysusers.d TMPFILESDIR=/usr/lib/tmpfiles.d >/dev/null
@@ -66,8 +66,8 @@ make --no-print-directory install DESTDIR="$ROOT" PREFIX=/usr UNITDIR=/usr/lib/s
 # 2. Debian's conventions: compressed man pages and changelog, a copyright file, 0755/0644.
 find "$ROOT/usr/share/man" -type f -exec gzip -9n {} +
 doc=$ROOT/usr/share/doc/transferd
-first=$(git log --format=%cs 2>/dev/null | tail -1 | cut -c1-4)
-last=$(git log -1 --format=%cs 2>/dev/null | cut -c1-4)
+first=$(git log --format=%cs 2>/dev/null | tail -1 | cut -c1-4 || true)
+last=$(git log -1 --format=%cs 2>/dev/null | cut -c1-4 || true)
 years=${first:-$(date +%Y)}
 [ -z "$last" ] || [ "$last" = "$years" ] || years="$years-$last"
 sed "s/@YEARS@/$years/" "$HERE/copyright" >"$doc/copyright"
