@@ -10,6 +10,7 @@
 #   make install  install what make build made: binaries, man pages (man/), completions, system and user units, the default configuration (PREFIX, DESTDIR); never builds
 #   make uninstall     remove what install put in place (configuration, journal and downloads stay)
 #   make install-user  install binaries and user units in your home directory (no root); make uninstall-user
+#   make deb      build transferd_VERSION_ARCH.deb (dpkg-deb) from the release build; make deb-check runs lintian on it
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -19,7 +20,7 @@ RELEASE_BIN = .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build check-static generated generate-docs man check-man installable run test fuzz faults bench systemd-test install uninstall install-user uninstall-user clean
+.PHONY: deps build check-static generated generate-docs man check-man installable run test fuzz faults bench systemd-test install uninstall install-user uninstall-user deb deb-check clean
 
 # libsystemd-dev provides sd_notify and friends; pkg-config finds it. libcurl4-openssl-dev: the
 # static FoundationNetworking links libcurl, which stays a shared library (libcurl4 on the target).
@@ -214,6 +215,22 @@ install: installable
 	else \
 		echo "then, on the target system: systemctl daemon-reload; systemctl enable --now transferd.socket transferd.service"; \
 	fi
+
+# The Debian package (packaging/deb): what install puts in place for PREFIX=/usr, with maintainer
+# scripts that create the user and group, apply the tmpfiles.d file, and enable and start the units
+# as dh_installsystemd would; Depends: from dpkg-shlibdeps (package dpkg-dev, installed if missing).
+# Written to DEB_OUTDIR (this directory). deb-check runs lintian (installed if missing) on it and
+# fails on any error it reports.
+DEB_OUTDIR ?= $(CURDIR)
+deb: build
+	@command -v dpkg-shlibdeps >/dev/null || { echo "installing dpkg-dev (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq dpkg-dev; }
+	DEB_OUTDIR=$(DEB_OUTDIR) packaging/deb/build-deb.sh
+
+deb-check: deb
+	@command -v lintian >/dev/null || { echo "installing lintian (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq lintian; }
+	lintian --fail-on error --display-level '>=info' --tag-display-limit 0 "$$(cat .build/deb/deb-file)"
 
 # Removes what install put in place. The configuration in /etc/transferd, the journal in
 # /var/lib/transferd, the downloads in /srv/transferd and the transferd user stay, as a package's

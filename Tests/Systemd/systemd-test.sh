@@ -9,7 +9,11 @@
 # `systemctl reload` with a valid and an invalid file; `kill -STOP` makes the watchdog restart the
 # daemon and the download resumes; `systemctl stop` mid-download then `start` resumes; a user's own
 # daemon (user units, linger) continues after the reboot too; and no line at warning or above from
-# transferd in the clean part of the run. Tests/Systemd/README.md says more.
+# transferd in the clean part of the run. Then the Debian package (make deb) in a second, fresh
+# machine: `apt-get install ./transferd_….deb` makes the user and the download directory and enables
+# and starts the units; a download; a reboot; the same package installed over itself in the middle
+# of a download (the upgrade path: the daemon restarts, the changed conffile stays, the download
+# resumes); `apt-get purge` removes units, configuration and journal. Tests/Systemd/README.md says more.
 #
 # Exits 0 with "SKIPPED" where a container cannot be booted (not root, no systemd-nspawn, no mirror).
 set -euo pipefail
@@ -164,28 +168,34 @@ if [ "$(cat "$BASE/.transferd-packages" 2>/dev/null)" != "$PACKAGES" ]; then
     mv "$BASE.tmp" "$BASE"
 fi
 
-# 2. Build, then install as an administrator would, into a staging tree (install never builds).
+# 2. Build, then install as an administrator would, into a staging tree (install never builds),
+#    and make the package.
 say "make build"
 make --no-print-directory build >>"$LOG" 2>&1 || fail "make build failed; see $LOG"
 say "make install DESTDIR=$STAGE"
 rm -rf "$STAGE"
 make --no-print-directory install DESTDIR="$STAGE" >>"$LOG" 2>&1 || fail "make install failed; see $LOG"
+# The Debian package, installed in a second, fresh machine after the checks of make install's tree.
+say "make deb"
+make --no-print-directory deb >>"$LOG" 2>&1 || fail "make deb failed; see $LOG"
+DEB=$(cat .build/deb/deb-file)
 
-# 3. The machine: the cached system, the installed tree, the test server and its files.
-say "preparing the container"
-rm -rf "$MACHINE"
-cp -a "$BASE" "$MACHINE"
-cp -a "$STAGE/." "$MACHINE/"
-echo transferd-test >"$MACHINE/etc/hostname"
-# One machine id for both boots, so that journalctl reads the log of the boot before a reboot too.
-tr -d - </proc/sys/kernel/random/uuid >"$MACHINE/etc/machine-id"
-# A persistent journal, so that the log of the boot before a reboot can still be read.
-mkdir -p "$MACHINE/var/log/journal"
-install -D -m 0755 Tests/Systemd/slow-http-server.py "$MACHINE/usr/local/lib/transferd-test/slow-http-server.py"
-mkdir -p "$MACHINE/srv/www"
-head -c 1048576 /dev/urandom >"$MACHINE/srv/www/small"
-for name in reboot user watchdog stop; do head -c "$BIG_SIZE" /dev/urandom >"$MACHINE/srv/www/$name"; done
-cat >"$MACHINE/etc/systemd/system/slow-http.service" <<EOF
+# A fresh machine: a copy of the cached system with the test server, its small file and a big file
+# for each name given.
+prepare_machine() {
+    rm -rf "$MACHINE"
+    cp -a "$BASE" "$MACHINE"
+    echo transferd-test >"$MACHINE/etc/hostname"
+    # One machine id for both boots, so that journalctl reads the log of the boot before a reboot too.
+    tr -d - </proc/sys/kernel/random/uuid >"$MACHINE/etc/machine-id"
+    # A persistent journal, so that the log of the boot before a reboot can still be read.
+    mkdir -p "$MACHINE/var/log/journal"
+    install -D -m 0755 Tests/Systemd/slow-http-server.py "$MACHINE/usr/local/lib/transferd-test/slow-http-server.py"
+    mkdir -p "$MACHINE/srv/www"
+    head -c 1048576 /dev/urandom >"$MACHINE/srv/www/small"
+    local name
+    for name in "$@"; do head -c "$BIG_SIZE" /dev/urandom >"$MACHINE/srv/www/$name"; done
+    cat >"$MACHINE/etc/systemd/system/slow-http.service" <<EOF
 [Unit]
 Description=throttled HTTP server for the transferd container test
 [Service]
@@ -193,7 +203,13 @@ ExecStart=/usr/bin/python3 -u /usr/local/lib/transferd-test/slow-http-server.py 
 [Install]
 WantedBy=multi-user.target
 EOF
-ln -s /etc/systemd/system/slow-http.service "$MACHINE/etc/systemd/system/multi-user.target.wants/slow-http.service"
+    ln -s /etc/systemd/system/slow-http.service "$MACHINE/etc/systemd/system/multi-user.target.wants/slow-http.service"
+}
+
+# 3. The machine: the cached system, the installed tree, the test server and its files.
+say "preparing the container"
+prepare_machine reboot user watchdog stop
+cp -a "$STAGE/." "$MACHINE/"
 # The test server listens on the container's loopback, which the system service refuses by default.
 cat >"$MACHINE/etc/transferd/transferd.json" <<'EOF'
 {
@@ -349,6 +365,75 @@ at_least stop 1 || fail "the stopped download's partial file is gone"
 inside systemctl start transferd.service
 wait_for "the stopped download to land after start" 90 landed stop
 resumed stop || fail "the stopped download did not resume from its offset"
+
+inside systemctl poweroff
+wait_down
+
+# 5. The Debian package, in a fresh machine: installed with apt-get as an administrator would, it
+#    makes the user, group and download directory and enables and starts the units itself.
+deb_name=$(basename "$DEB")
+say "the package: apt-get install ./$deb_name on a fresh Debian $SUITE"
+prepare_machine upgrade
+cp "$DEB" "$MACHINE/root/"
+boot || fail "the container for the package did not boot"
+apt_get() { inside sh -c "cd /root && DEBIAN_FRONTEND=noninteractive apt-get -y -q $*" >>"$LOG" 2>&1; }
+apt_get install "./$deb_name" || fail "apt-get install ./$deb_name failed; see $LOG"
+for unit in transferd.socket transferd.service; do
+    [ "$(inside systemctl is-enabled "$unit")" = enabled ] || fail "the package did not enable $unit"
+    [ "$(inside systemctl is-active "$unit")" = active ] || fail "the package did not start $unit"
+done
+[ "$(inside stat -c '%a %U:%G' /srv/transferd)" = "3775 transferd:transferd" ] \
+    || fail "the package made /srv/transferd $(inside stat -c '%a %U:%G' /srv/transferd 2>&1)"
+# Started at once, the service owns the socket's directory and its entries (RuntimeDirectory=).
+[ "$(inside stat -c '%a %G' /run/transferd/transferd.sock)" = "660 transferd" ] \
+    || fail "the package's socket is $(inside stat -c '%a %U:%G' /run/transferd/transferd.sock 2>&1)"
+inside dpkg-query -W -f='${Conffiles}' transferd | grep -q ' /etc/transferd/transferd.json ' \
+    || fail "/etc/transferd/transferd.json is not a conffile of the package"
+for file in /usr/share/man/man1/transferctl.1.gz /usr/share/man/man8/transferd.8.gz \
+    /usr/share/bash-completion/completions/transferctl /usr/share/zsh/site-functions/_transferctl \
+    /usr/share/fish/vendor_completions.d/transferctl.fish /usr/share/doc/transferd/copyright \
+    /usr/lib/systemd/user/transferd.service; do
+    inside test -f "$file" || fail "the package did not install $file"
+done
+# An administrator's change to the conffile, applied live: the test server is on loopback.
+inside sh -c 'printf "{\n  \"local_addresses\": \"allow\"\n}\n" >/etc/transferd/transferd.json'
+inside systemctl reload transferd.service || fail "systemctl reload failed after the package's installation"
+inside useradd --create-home --groups transferd carol
+as_user carol transferctl submit --id small --wait "http://127.0.0.1:$PORT/small" /srv/transferd/small >/dev/null 2>&1 \
+    || fail "carol could not download with the package's daemon: $(as_user carol transferctl status small 2>&1 || true)"
+landed small || fail "the package's daemon downloaded a file that differs from the served one"
+
+say "the package after a reboot"
+inside systemctl reboot
+wait_down
+boot || fail "the container with the package did not boot again"
+[ "$(inside systemctl is-active transferd.service)" = active ] || fail "the package's transferd.service did not start at boot"
+as_user carol transferctl submit --id small-again --wait "http://127.0.0.1:$PORT/small" /srv/transferd/small-again >/dev/null 2>&1 \
+    || fail "carol could not download after the reboot"
+
+say "the same package over itself (the upgrade path) in the middle of a download"
+as_user carol transferctl submit --id upgrade "http://127.0.0.1:$PORT/upgrade" /srv/transferd/upgrade >/dev/null \
+    || fail "could not submit the upgrade download"
+wait_for "the upgrade download to get going" 30 at_least upgrade $((RATE * 4))
+before=$(inside systemctl show -p MainPID --value transferd.service)
+apt_get install --reinstall "./$deb_name" || fail "apt-get install --reinstall ./$deb_name failed; see $LOG"
+after=$(inside systemctl show -p MainPID --value transferd.service)
+[ "$after" != 0 ] && [ "$after" != "$before" ] || fail "the upgrade did not restart transferd (MainPID $before, then $after)"
+inside grep -q '"local_addresses": "allow"' /etc/transferd/transferd.json || fail "the upgrade replaced the changed conffile"
+wait_for "the upgrade download to land after the upgrade" 90 landed upgrade
+resumed upgrade || fail "the upgrade download did not resume from its offset"
+warnings=$(inside journalctl --no-pager -o cat -p warning -u transferd.service -u transferd.socket | grep -vi "failed to set thread priority" || true)
+[ -z "$warnings" ] || fail "the package's transferd logged at warning or above: $warnings"
+
+say "apt-get purge: units, configuration and journal go; downloads stay"
+apt_get purge transferd || fail "apt-get purge transferd failed; see $LOG"
+! inside pgrep -x transferd >/dev/null || fail "transferd still runs after the purge"
+left=$(inside sh -c 'ls -d /usr/bin/transferd /usr/bin/transferctl /usr/lib/systemd/system/transferd.* \
+    /etc/transferd /var/lib/transferd /run/transferd 2>/dev/null; find /etc/systemd/system \
+    /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name "transferd*" 2>/dev/null' || true)
+[ -z "$left" ] || fail "the purge left: $(tr '\n' ' ' <<<"$left")"
+[ -z "$(inside systemctl list-unit-files --no-legend 'transferd*')" ] || fail "systemd still knows transferd's units after the purge"
+landed upgrade || fail "the purge removed the downloads in /srv/transferd"
 
 inside systemctl poweroff
 wait_down
