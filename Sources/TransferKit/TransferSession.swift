@@ -16,7 +16,7 @@ import TransferProtocol
 ///
 /// ```swift
 /// let session = TransferSession(configuration: .background(withIdentifier: "com.example.feed"), delegate: feed, delegateQueue: nil)
-/// let task = session.downloadTask(with: URL(string: "https://example.com/cover.jpg")!)
+/// let task = session.downloadTask(with: coverURL)
 /// task.taskDescription = "cover.jpg"
 /// task.resume()
 /// ```
