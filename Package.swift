@@ -28,14 +28,14 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
-        .target(name: "TransferProtocol"),
+        .target(name: "TransferProtocol", dependencies: ["CDescriptorPassing"]),
         // openat2(2), which Swift cannot reach through the variadic syscall(2).
         .target(name: "COpenat2"),
         // malloc_trim(3), and FoundationNetworking's URL host check made to accept IPv6 literals.
         .target(name: "CLinuxShims"),
         // sendmsg/recvmsg with SCM_RIGHTS: transferctl hands an upload's open file to the daemon.
         .target(name: "CDescriptorPassing"),
-        .target(name: "TransferKit", dependencies: ["TransferProtocol", "CDescriptorPassing"]),
+        .target(name: "TransferKit", dependencies: ["TransferProtocol"]),
         .executableTarget(name: "FeedDownloader", dependencies: ["TransferKit"], path: "Examples/FeedDownloader"),
         .executableTarget(name: "transferkit-probe", dependencies: ["TransferKit"], path: "Tests/TransferKitProbe"),
         .target(
