@@ -1,4 +1,5 @@
 import Foundation
+import TransferProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +28,30 @@ public struct Inbox: Sendable, Equatable {
 
     /// The file of `owner`'s job whose wire id is `id`.
     public func path(owner: UInt32, id: String) -> String { userDirectory(owner) + "/" + id }
+
+    /// The checks of a submit without destination by `owner`: its own parameters, room in the
+    /// owner's inbox (`budget` bytes), the directories, and space for an announced size. Reads
+    /// the owner's directory: run off the core's actor (`DestinationChecks` does).
+    func admit(_ params: Submit.Params, owner: UInt32, budget: Int64, reserve: Int64) throws(CoreError) {
+        try DestinationChecks.checkParameters(params)
+        if params.createDirectories == true || params.overwrite != nil {
+            throw CoreError(
+                .invalidParameter(params.overwrite != nil ? "overwrite" : "create_directories"),
+                "a download without destination lands in the daemon's inbox, where overwrite and create_directories do not apply: leave them out")
+        }
+        let held = bytesHeld(by: owner)
+        guard held < budget else {
+            throw CoreError(
+                .limitReached("inbox_bytes_per_user"),
+                "your downloads without destination hold \(ByteCountFormatting.string(held)) in the daemon's inbox, the most one user may "
+                    + "(inbox_bytes_per_user): acknowledge the ends you have handled (ack; TransferKit does once its delegate returns), "
+                    + "or remove those jobs, then submit again")
+        }
+        try prepare(owner: owner)
+        if let size = params.size {
+            try SubmitValidator.validateSpace(for: size, destination: userDirectory(owner) + "/new", reserve: reserve)
+        }
+    }
 
     /// Creates the inbox and `owner`'s directory in it (0700) when missing.
     func prepare(owner: UInt32) throws(CoreError) {

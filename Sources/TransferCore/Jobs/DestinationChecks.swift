@@ -14,8 +14,9 @@ enum DestinationChecks {
     /// What checking each of `batch` found (nil: it passed), in order. The parameters' own checks
     /// (id, headers, digest, session, limits, size) come first, so that a submit refused for its
     /// parameters creates no directory.
+    /// A submit without destination is checked against `inbox` (its budget `inboxBudget`).
     static func check(
-        _ batch: [Submit.Params], owner: DownloadOwner, roots: AllowedRoots, reserve: Int64
+        _ batch: [Submit.Params], owner: DownloadOwner, roots: AllowedRoots, reserve: Int64, inbox: Inbox? = nil, inboxBudget: Int64 = 0
     ) async -> [CoreError?] {
         await withCheckedContinuation { continuation in
             queue.async {
@@ -23,6 +24,10 @@ enum DestinationChecks {
                 var opened: [String: DirectoryHandle] = [:]
                 let problems = batch.map { params -> CoreError? in
                     do throws(CoreError) {
+                        if params.destination == nil, let inbox {
+                            try inbox.admit(params, owner: owner.uid, budget: inboxBudget, reserve: reserve)
+                            return nil
+                        }
                         try checkParameters(params)
                         guard let destination = params.destination else {
                             throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")

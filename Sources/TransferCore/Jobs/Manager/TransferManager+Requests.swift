@@ -42,12 +42,11 @@ extension TransferManager {
         // exists is answered by that job, so its destination is not checked.
         let toCheck = batch.indices.filter { index in
             urls[index] != nil && (try? SubmitValidator.validateKind(batch[index])) == .download
-                && (batch[index].destination != nil || configuration.inbox == nil)
                 && (batch[index].replace == true || batch[index].id.flatMap { ownedKey($0, owner: owner) } == nil)
         }
         let problems = await DestinationChecks.check(
             toCheck.map { batch[$0] }, owner: DownloadOwner(uid: owner, gid: group), roots: configuration.allowedRoots,
-            reserve: configuration.diskReserveBytes)
+            reserve: configuration.diskReserveBytes, inbox: configuration.inbox, inboxBudget: configuration.inboxBytesPerUser)
         var checked = Set<Int>()
         for (index, problem) in zip(toCheck, problems) {
             if let problem {
@@ -194,7 +193,9 @@ extension TransferManager {
         }
         // No destination: the daemon's inbox keeps the file for the submitter.
         let inbox = params.destination == nil ? configuration.inbox : nil
-        if let inbox { try admitToInbox(params, inbox: inbox, owner: owner) }
+        if let inbox, !destinationChecked {
+            try inbox.admit(params, owner: owner, budget: configuration.inboxBytesPerUser, reserve: configuration.diskReserveBytes)
+        }
         guard params.destination != nil || inbox != nil else {
             throw CoreError(.invalidParameter("destination"), "a download needs destination: the absolute path of the file to create")
         }
