@@ -175,7 +175,9 @@ import Glibc
         let daemon = try TestDaemon()
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 2306, size: 600_000)
-        server.serve("/trickle", content: content, behaviour: .trickle(bytesPerSecond: 150_000))
+        // Held after 200 kB until the daemon has been killed: the task is surely running when listed.
+        let gate = ServerGate()
+        server.serve("/trickle", content: content, behaviour: .all(.trickle(bytesPerSecond: 150_000), .holdAfter(bytes: 200_000, until: gate)))
         try await daemon.start()
         let recorder = Recorder()
         var configuration = TransferSessionConfiguration.background(withIdentifier: "progress")
@@ -194,6 +196,7 @@ import Glibc
         #expect(running.first?.countOfBytesExpectedToReceive == content.size)
 
         daemon.kill9()
+        gate.open()
         try await daemon.start()
         try await waitUntil("the end arrives after the restart", seconds: 120) { recorder.lines.contains { $0.hasPrefix("complete") } }
         #expect(recorder.lines.contains("complete trickle ok"), "\(recorder.lines)")
