@@ -187,7 +187,7 @@ extension TransferManager {
                 job.cacert = params.cacert
                 job.label = params.label
                 admission = .new(job, url)
-                if let replaced { forget([replaced]) }
+                if let replaced { forget(ids: [replaced.id]) }
             }
             return admission
         }
@@ -224,7 +224,7 @@ extension TransferManager {
         if let destination = params.destination {
             try ensureNoWriter(of: destination, for: owner, otherwise: "choose another destination")
         }
-        if let replaced { forget([replaced]) }
+        if let replaced { forget(ids: [replaced.id]) }
         let id = keyForSubmit(params.id, owner: owner)
         let destination = params.destination ?? inbox?.path(owner: owner, id: JobRecord.wireID(ofKey: id)) ?? ""
         var job = JobRecord(

@@ -17,7 +17,7 @@ extension TransferManager {
                 .jobNotFinished, "job \(id) is \(job.state.rawValue), and only a finished job can be removed: cancel it first (transferctl cancel \(id))")
         }
         let dropped = FinishedJob(job).unacknowledgedSession != nil
-        forget([job])
+        forget(ids: [job.id])
         do {
             try await commit(Self.deletions(of: job.id))
         } catch {
@@ -48,14 +48,7 @@ extension TransferManager {
             chosen.append(id)
             if job.unacknowledgedSession != nil { dropped += 1 }
         }
-        // Only a failed download keeps a partial file (for a retry); the others' are gone already.
-        let withPartials = chosen.compactMap { id in jobs.summary(id)?.state == .failed ? jobs[id] : nil }
-        forget(withPartials)
-        dropInboxFiles(of: chosen)
-        for id in chosen {
-            jobs[id] = nil
-            latestSeq[id] = nil
-        }
+        forget(ids: chosen)
         do {
             try await commit(chosen.flatMap(Self.deletions(of:)))
         } catch {
@@ -134,14 +127,16 @@ extension TransferManager {
         return Int64(info.st_size) >= job.checkpointBytes
     }
 
-    /// Drops jobs from the table and removes the partial files they kept; the caller writes the
-    /// journal's deletions.
-    func forget(_ records: [JobRecord]) {
-        dropInboxFiles(of: records.map(\.id))
-        for job in records {
-            if job.state == .failed { PartialFile.remove(job.partialPath, roots: roots(for: job)) }
-            jobs[job.id] = nil
-            latestSeq[job.id] = nil
+    /// Drops finished jobs from the table with the files they kept: a failed download's partial
+    /// file (kept for a retry; the others' are gone already) and an inbox download's file. The
+    /// caller writes the journal's deletions.
+    func forget(ids: [String]) {
+        dropInboxFiles(of: ids)
+        for id in ids {
+            // Only a failed job's whole record is read back: the others need none of it.
+            if jobs.summary(id)?.state == .failed, let job = jobs[id] { PartialFile.remove(job.partialPath, roots: roots(for: job)) }
+            jobs[id] = nil
+            latestSeq[id] = nil
         }
     }
 }

@@ -289,12 +289,8 @@ public actor TransferManager {
             return age >= retention && (!awaited || age >= eventRetention) ? id : nil
         }
         guard !expired.isEmpty else { return }
-        // A failed download's kept partial file goes with it.
-        forget(expired.compactMap { jobs.summary($0)?.state == .failed ? jobs[$0] : nil }); dropInboxFiles(of: expired)
-        for id in expired {
-            jobs[id] = nil
-            latestSeq[id] = nil
-        }
+        // A failed download's kept partial file and an inbox download's file go with it.
+        forget(ids: expired)
         journal.write(expired.flatMap(Self.deletions(of:)))
         logger.debug("dropped expired jobs", metadata: ["count": "\(expired.count)"])
     }
