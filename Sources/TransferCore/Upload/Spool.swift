@@ -199,13 +199,16 @@ public final class Spool: Sendable {
             state.entries[name] = entry
             return entry
         }
-        guard let entry else {
-            throw CoreError(
-                .invalidParameter("spool"),
-                "spool '\(name.prefix(80))' names no file handed to transferd by you that awaits a submit: hand the file over again "
-                    + "(transferctl upload does), then submit with the name it answered")
-        }
+        guard let entry else { throw Self.notAwaitingSubmit(name) }
         return entry
+    }
+
+    /// Why a submit naming `name` is refused when no copy of the caller's by that name awaits one.
+    public static func notAwaitingSubmit(_ name: String) -> CoreError {
+        CoreError(
+            .invalidParameter("spool"),
+            "spool '\(name.prefix(80))' names no file handed to transferd by you that awaits a submit: hand the file over again "
+                + "(transferctl upload does), then submit with the name it answered")
     }
 
     /// `owner`'s copy `name`, handed over and not yet submitted; nil if there is none.

@@ -20,12 +20,7 @@ extension RequestRouter {
         if let mode = params.resumable.flatMap({ ResumableMode(rawValue: $0.lowercased()) }), mode == .tus || mode == .ietf {
             throw refuse("resumable", "a form upload is sent whole, not with \(mode.rawValue): leave resumable out or give off")
         }
-        guard let entry = spool.entry(name, owner: peer.uid) else {
-            throw RPCError(CoreError(
-                .invalidParameter("spool"),
-                "spool '\(name.prefix(80))' names no file handed to transferd by you that awaits a submit: hand the file over again "
-                    + "(transferctl upload does), then submit with the name it answered"))
-        }
+        guard let entry = spool.entry(name, owner: peer.uid) else { throw RPCError(Spool.notAwaitingSubmit(name)) }
         let source = params.source ?? "the file"
         if let expected = params.sha256?.lowercased(), expected != entry.sha256 {
             throw refuse("sha256", "\(source) has SHA-256 \(entry.sha256), not the expected \(expected): nothing was accepted; check the file")
