@@ -52,18 +52,9 @@ extension TransferManager {
             defer { transferEnded(job.id) }
             guard job.state == .running else { return }
             countReceived(job.id, upTo: bytes)
-            metrics.transfersCompleted.increment()
-            job.state = .completed
-            job.finishedAt = Date()
-            job.checkpointBytes = bytes
-            job.parts = nil
             job.totalBytes = bytes
             job.sha256 = sha256
-            job.error = nil
-            job.logAttempt(.completed)
-            let event = ended(&job)
-            save(job)
-            enqueue(event)
+            completeDownload(job, holding: bytes, as: .completed)
             logger(forJob: job.id).info("job completed: the file landed", metadata: ["destination": "\(job.destination)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
         case .uploaded(_, let bytes, let response):
             defer { transferEnded(job.id) }
