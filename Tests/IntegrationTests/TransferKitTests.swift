@@ -210,6 +210,31 @@ import Glibc
 }
 
 extension TransferKitTests {
+    /// The async API against nginx, which nobody here wrote: a download, and a PUT to its WebDAV.
+    @Test func asyncDownloadAndUploadAgainstNginx() async throws {
+        let daemon = try TestDaemon()
+        let nginx = try await Nginx(in: daemon.directory)
+        defer { nginx.stop(); daemon.cleanUp() }
+        let body = (0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        try nginx.serve(body, at: "f.bin")
+        try await daemon.start()
+        var configuration = TransferSessionConfiguration.background(withIdentifier: "nginx")
+        configuration.socketPath = daemon.socketPath
+        configuration.downloadDirectory = URL(fileURLWithPath: daemon.directory + "/out/kit")
+        let session = TransferSession(configuration: configuration, delegate: nil, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+
+        let (location, response) = try await session.download(from: try #require(URL(string: nginx.url("f.bin"))))
+        #expect(FileManager.default.contents(atPath: location.path) == Data(body))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+
+        var request = URLRequest(url: try #require(URL(string: nginx.url("dav/up.bin"))))
+        request.httpMethod = "PUT"
+        let (_, answer) = try await session.upload(for: request, fromFile: location)
+        #expect((answer as? HTTPURLResponse)?.statusCode == 201)
+        #expect(FileManager.default.contents(atPath: nginx.root + "/dav/up.bin") == Data(body))
+    }
+
     @Test func operationsOnAQueueRunOneTaskEachInDependencyOrder() async throws {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon()
