@@ -29,6 +29,8 @@ struct JobTable {
     private var qualified: [String: Set<String>] = [:]
     /// Reads a finished job's whole record (from the journal).
     private let load: @Sendable (String) -> JobRecord?
+    /// Encodes the records `update` returns.
+    let encoder = WireCoding.encoder()
 
     init(load: @escaping @Sendable (String) -> JobRecord?) {
         self.load = load

@@ -145,7 +145,7 @@ struct StatusCommand: AsyncParsableCommand {
             for job in shown { try JSONOutput.print(job) }
             return
         }
-        print(JobTable(jobs: shown).render())
+        print(StatusTable(jobs: shown).render())
         if total > shown.count {
             StandardError.writeLine("\(total - shown.count) older jobs not shown (\(total) in all): --limit N shows more, --all-jobs every one")
         }

@@ -69,7 +69,7 @@ struct PauseResumeTests {
         let (manager, engine) = try await core(in: directory)
         try await submit(manager, "w", in: directory)
         try await eventually("w starts") { engine.started.count == 1 }
-        engine.interrupt("w", JobError(code: .connectionLost, message: "lost"), retryAfter: 0.2)
+        engine.interrupt("w", JobError(code: .connectionLost, message: "lost"), retryAfter: 30)
         try await eventually("w waits") { try await job(manager, "w").state == .waiting }
         let paused = try #require(try await manager.pause(JobSelection(ids: ["w"]), caller: 0).jobs.first)
         #expect(paused.state == .queued && paused.paused == true && paused.nextAttemptAt == nil)

@@ -47,7 +47,9 @@ final class ScriptedEngine: TransferDriving {
     func cancel(jobID: String) -> CancelOutcome {
         let endedJustNow = state.withLock { state in
             state.cancelled.append(jobID)
-            return state.endedJustNow.contains(jobID)
+            // Only the attempt that was ending then: a later attempt (the retry, which may start
+            // before the cancel runs again) is running.
+            return state.endedJustNow.remove(jobID) != nil
         }
         // The attempt ended as the cancel came: its end is reported by the test, not here.
         if endedJustNow { return .notRunning }

@@ -25,7 +25,7 @@ final class TransferRegistry: Sendable {
     }
 
     /// Whether a transfer that finished preparing runs.
-    enum Admission {
+    enum StartDecision {
         case cancelled
         case stopping
         /// Stopped by a pause while it was starting: nothing was written, the file is kept.
@@ -53,7 +53,7 @@ final class TransferRegistry: Sendable {
 
     /// Ends a job's start under one lock, so a cancel or a shutdown never falls between
     /// "starting" and "running": `make` builds its context when it runs.
-    func admit(_ jobID: String, stoppedAs stopped: StoppedTransfer?, make: () -> TransferContext?) -> (Admission, TransferContext?) {
+    func decideStart(_ jobID: String, stoppedAs stopped: StoppedTransfer?, make: () -> TransferContext?) -> (StartDecision, TransferContext?) {
         state.withLock { state in
             state.starting.remove(jobID)
             if state.cancelledBeforeStart.remove(jobID) != nil {

@@ -111,10 +111,10 @@ final class TransferRunner: @unchecked Sendable {
         let stoppedAs = prepared.map {
             StoppedTransfer(bytes: $0.offset, validator: request.validator, totalBytes: request.totalBytes, parts: $0.keptParts)
         }
-        let (admission, context) = registry.admit(request.jobID, stoppedAs: stoppedAs) {
+        let (decision, context) = registry.decideStart(request.jobID, stoppedAs: stoppedAs) {
             prepared.map { makeContext(request, $0) }
         }
-        switch admission {
+        switch decision {
         case .cancelled:
             switch outcome {
             case .opened(.success(let prepared)): prepared.file.unlink()

@@ -78,11 +78,11 @@ extension TransferManager {
     /// Called about once a second; does nothing while nobody subscribes.
     public func publishProgress() {
         guard hub.hasSubscribers else { return }
-        for id in running {
+        for (id, transfer) in running {
             guard let job = jobs[id], job.state == .running, let progress = engine.progress(jobID: id),
-                progress.bytes != progressShown[id]
+                progress.bytes != transfer.progressShown
             else { continue }
-            progressShown[id] = progress.bytes
+            running[id]?.progressShown = progress.bytes
             emit(.progress, job)
         }
     }
@@ -156,14 +156,7 @@ extension TransferManager {
         var changes: [Journal.Change] = []
         let due = jobs.unacknowledged(owner: caller, session: session).filter { ($0.summary.eventSeq ?? .max) <= seq }
         for (id, _) in due {
-            guard var job = jobs[id] else { continue }
-            job.acknowledged = true
-            jobs[job.id] = job
-            do {
-                changes.append(.put(key: job.journalKey, value: try encode(job)))
-            } catch {
-                throw CoreError(.internalFailure, "an acknowledgement could not be encoded (\(error))")
-            }
+            if let (change, _) = try jobs.update(id, { $0.acknowledged = true }) { changes.append(change) }
         }
         do {
             try await commit(changes)
@@ -193,11 +186,10 @@ extension TransferManager {
     /// run again after a restart.
     /// `jobID` is the job as events show it, or its key; `UID:ID` names it unambiguously.
     public func hookFinished(jobID: String) async {
-        guard let key = jobKey(jobID, caller: 0), var job = jobs[key], job.hookPending == true else { return }
-        job.hookPending = nil
-        jobs[key] = job
-        guard let value = try? encode(job) else { return }
-        try? await commit([.put(key: job.journalKey, value: value)])
+        guard let key = jobKey(jobID, caller: 0), jobs[key]?.hookPending == true,
+            let (change, _) = try? jobs.update(key, { $0.hookPending = nil })
+        else { return }
+        try? await commit([change])
     }
 
     /// Whether a finished job's hook is still due (the job may have been dropped meanwhile).

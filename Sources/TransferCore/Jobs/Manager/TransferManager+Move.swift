@@ -40,14 +40,7 @@ extension TransferManager {
         moved.position = position
         changed[job.id] = moved
         var changes: [Journal.Change] = []
-        for record in changed.values {
-            jobs[record.id] = record
-            do {
-                changes.append(.put(key: record.journalKey, value: try encode(record)))
-            } catch {
-                throw CoreError(.internalFailure, "job \(record.id) could not be encoded (\(error)); nothing was moved")
-            }
-        }
+        for record in changed.values { changes.append(try jobs.update(record)) }
         // Requeued in their new places; a job moved before one that continues a stopped transfer
         // joins it ahead of the rest of the class.
         let lane = target.flatMap { queue.key(of: $0.id)?.lane } ?? 1

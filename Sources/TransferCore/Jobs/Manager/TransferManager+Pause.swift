@@ -39,12 +39,7 @@ extension TransferManager {
             case .completed, .failed, .cancelled:
                 continue
             }
-            jobs[id] = job
-            do {
-                changes.append(.put(key: job.journalKey, value: try encode(job)))
-            } catch {
-                throw CoreError(.internalFailure, "job \(id) could not be encoded (\(error)); nothing was paused")
-            }
+            changes.append(try jobs.update(job))
         }
         if holdChanges {
             held = true
@@ -55,14 +50,10 @@ extension TransferManager {
         for id in toStop where jobs[id]?.state == .running && jobs[id]?.paused == true {
             switch engine.stop(jobID: id) {
             case .stopping:
-                stoppingForPause.insert(id)
+                running[id]?.stopping = .pause
             case .landing:
                 // The file is complete and being moved into place: it completes.
-                if var job = jobs[id] {
-                    job.paused = nil
-                    jobs[id] = job
-                    if let value = try? encode(job) { changes.append(.put(key: job.journalKey, value: value)) }
-                }
+                if let (change, _) = try? jobs.update(id, { $0.paused = nil }) { changes.append(change) }
             case .notRunning:
                 // Its end is on its way: an interruption holds it paused; a completion or failure ends it.
                 break
@@ -80,8 +71,8 @@ extension TransferManager {
             emit(.paused, job)
         }
         // The answer shows the running ones stopped, with the bytes they kept.
-        for id in ids where stoppingForPause.contains(id) {
-            await withCheckedContinuation { transferEndWaiters[id, default: []].append($0) }
+        for id in ids where running[id]?.stopping == .pause {
+            await withCheckedContinuation { running[id]?.endWaiters.append($0) }
         }
         return result(ids, notFound: notFound, hold: holdAnswer(selection, caller: caller))
     }
@@ -98,14 +89,9 @@ extension TransferManager {
         for id in ids {
             guard var job = jobs[id], !job.state.isTerminal, job.paused == true else { continue }
             job.paused = nil
-            jobs[id] = job
+            changes.append(try jobs.update(job))
             // One still stopping is queued when its stop is reported (`stoppedForPause`).
             if job.state == .queued { resumed.append(id) }
-            do {
-                changes.append(.put(key: job.journalKey, value: try encode(job)))
-            } catch {
-                throw CoreError(.internalFailure, "job \(id) could not be encoded (\(error)); nothing was resumed")
-            }
         }
         if holdChanges {
             held = false

@@ -22,10 +22,10 @@ extension TransferManager {
         let id = job.id
         let before = job.priorityClass
         job.priority = priority == .normal ? nil : priority
-        jobs[id] = job
+        let change = try jobs.update(job)
         if let lane = queue.key(of: id)?.lane { queueJob(job, lane: lane) }
         do {
-            try await commit([.put(key: job.journalKey, value: try encode(job))])
+            try await commit([change])
         } catch {
             throw Self.notSaved(error, what: "the new priority")
         }

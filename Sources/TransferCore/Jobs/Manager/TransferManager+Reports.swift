@@ -24,7 +24,7 @@ extension TransferManager {
         switch event {
         case .responded(_, let total, let validator, let startOffset, let inode, let generation, let finalURL, let coding, let refused):
             guard job.state == .running else { return }
-            generations[job.id] = generation
+            running[job.id]?.generation = generation
             // Ranges kept past the checkpoint belong to the version they were fetched of.
             if startOffset == 0 || validator != job.validator { job.parts = nil }
             job.totalBytes = total
@@ -35,14 +35,14 @@ extension TransferManager {
             job.rangesRefused = refused ? true : nil
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             // Bytes before the offset were counted, or were there before this attempt.
-            countedBytes[job.id] = startOffset
+            if running[job.id]?.countedBytes != nil { running[job.id]?.countedBytes = startOffset }
             save(job)
             if startOffset > 0 {
                 logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
             }
         case .checkpoint(_, let bytes, let parts, let generation):
             // A sync that began before the file was cut back to 0 does not describe it any more.
-            guard job.state == .running, generation == generations[job.id] else { return }
+            guard job.state == .running, generation == running[job.id]?.generation else { return }
             countReceived(job.id, upTo: bytes + parts.reduce(0) { $0 + $1.count })
             job.checkpointBytes = bytes
             job.parts = parts.isEmpty ? nil : parts
@@ -80,38 +80,33 @@ extension TransferManager {
             job.validator = kept.validator
             job.totalBytes = kept.totalBytes
             // A pause that met a failure on its way: held, not retried, until resumed.
-            if job.paused == true || stoppingForPause.contains(job.id) {
+            if job.paused == true || running[job.id]?.stopping == .pause {
                 stoppedForPause(job, error: error)
                 return
             }
             // A background transfer asked to yield that failed on its way: it yields all the same.
-            if yielding.contains(job.id) {
+            if running[job.id]?.stopping == .yield {
                 yielded(job)
                 return
             }
             retryOrFail(job, error: error, retryAfter: retryAfter)
         case .stopped(_, let bytes):
             defer { transferEnded(job.id) }
-            if stoppingForPause.contains(job.id), job.state == .running {
-                countReceived(job.id, upTo: bytes)
-                job.checkpointBytes = bytes
-                stoppedForPause(job, error: nil)
-                return
-            }
-            if yielding.contains(job.id), job.state == .running {
-                countReceived(job.id, upTo: bytes)
-                job.checkpointBytes = bytes
-                yielded(job)
-                return
-            }
-            // Stopped for shutdown: it stays running in the journal and resumes on restart.
-            // (A cancelled job's record was written by `cancel`.)
+            // A cancelled job's record was written by `cancel`.
             guard job.state == .running else { return }
             countReceived(job.id, upTo: bytes)
             job.checkpointBytes = bytes
-            job.logAttempt(.stopped)
-            save(job)
-            logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
+            switch running[job.id]?.stopping {
+            case .pause:
+                stoppedForPause(job, error: nil)
+            case .yield:
+                yielded(job)
+            case .shutdown, .cancel, nil:
+                // Stopped for shutdown: it stays running in the journal and resumes on restart.
+                job.logAttempt(.stopped)
+                save(job)
+                logger(forJob: job.id).info("transfer stopped; it resumes after the restart", metadata: ["bytes": "\(bytes)"])
+            }
         }
     }
 
@@ -245,14 +240,7 @@ extension TransferManager {
     /// Frees the transfer's slot and starts the next queued job (after the ended job's record
     /// is written: callers defer it).
     func transferEnded(_ id: String) {
-        running.remove(id)
-        runningHosts[id] = nil
-        yielding.remove(id)
-        generations[id] = nil
-        countedBytes[id] = nil
-        progressShown[id] = nil
-        stoppingForPause.remove(id)
-        transferEndWaiters.removeValue(forKey: id)?.forEach { $0.resume() }
+        running.removeValue(forKey: id)?.endWaiters.forEach { $0.resume() }
         schedule()
     }
 }

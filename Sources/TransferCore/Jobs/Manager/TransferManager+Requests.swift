@@ -132,7 +132,7 @@ extension TransferManager {
     }
 
     /// What checking one submit found: a job submitted before under the same id, or a new record.
-    enum Admission {
+    enum SubmitCheck {
         case existing(JobRecord)
         case new(JobRecord, URL)
     }
@@ -141,7 +141,7 @@ extension TransferManager {
     /// of unfinished jobs and the destinations already being written; returns the record to
     /// write, or the existing job its id names. Unless `destinationChecked` (by `DestinationChecks`,
     /// off the actor), the filesystem is checked here too, creating directories when asked.
-    func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, destinationChecked: Bool) throws(CoreError) -> Admission {
+    func admit(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, destinationChecked: Bool) throws(CoreError) -> SubmitCheck {
         guard acceptingWork else { throw CoreError(.shuttingDown, "transferd is stopping and accepts no new jobs; submit again once it has restarted") }
         let isUpload = try SubmitValidator.validateKind(params) == .upload
         let limitRate = try SubmitValidator.validateLimitRate(params.limitRate)
@@ -179,17 +179,17 @@ extension TransferManager {
         }
         if isUpload {
             try SubmitValidator.validateTimes(notBefore: params.notBefore, deadline: params.deadline)
-            var admission = try admitUpload(params, url: url, owner: owner, group: group, replacing: replaced != nil)
-            if case .new(var job, let url) = admission {
+            var check = try admitUpload(params, url: url, owner: owner, group: group, replacing: replaced != nil)
+            if case .new(var job, let url) = check {
                 job.notBefore = params.notBefore
                 job.deadline = params.deadline
                 job.limitRate = limitRate
                 job.cacert = params.cacert
                 job.label = params.label
-                admission = .new(job, url)
+                check = .new(job, url)
                 if let replaced { forget(ids: [replaced.id]) }
             }
-            return admission
+            return check
         }
         // No destination: the daemon's inbox keeps the file for the submitter.
         let inbox = params.destination == nil ? configuration.inbox : nil
@@ -285,13 +285,16 @@ extension TransferManager {
         if job.state == .running {
             switch engine.cancel(jobID: id) {
             case .cancelled:
-                break
+                running[id]?.stopping = .cancel
             case .landing:
                 throw CoreError(.jobFinished, "job \(name) has finished downloading and is being moved into place; it can no longer be cancelled")
             case .notRunning:
                 // The attempt ended just now and its end is on its way to this actor: cancel the
                 // job as that end leaves it (waiting to retry, say), or say how it ended.
-                await withCheckedContinuation { transferEndWaiters[id, default: []].append($0) }
+                guard running[id] != nil else {
+                    throw CoreError(.shuttingDown, "transferd is stopping; job \(name) resumes after the restart and can be cancelled then")
+                }
+                await withCheckedContinuation { running[id]?.endWaiters.append($0) }
                 return try await cancel(id: name, caller: caller)
             }
         } else {
@@ -307,9 +310,9 @@ extension TransferManager {
         job.paused = nil
         job.finishedAt = Date()
         let event = ended(&job)
-        jobs[id] = job
+        let change = try jobs.update(job)
         do {
-            try await commit([.put(key: job.journalKey, value: try encode(job))])
+            try await commit([change])
         } catch {
             // The job is cancelled here and now; only its record waits (in memory) for space.
             enqueue(event)

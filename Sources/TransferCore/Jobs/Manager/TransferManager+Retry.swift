@@ -103,9 +103,9 @@ extension TransferManager {
         job.sha256 = nil
         // From here on, the job's key: the id as the caller wrote it may leave its owner out.
         let id = job.id
-        jobs[id] = job
+        let change = try jobs.update(job)
         do {
-            try await commit([.put(key: job.journalKey, value: try encode(job))])
+            try await commit([change])
         } catch {
             throw Self.notSaved(error, what: "the retry")
         }

@@ -3,14 +3,11 @@ import Logging
 import Metrics
 import TransferProtocol
 
-/// Which queued job starts next, and when a background transfer gives its slot up.
+/// Starting queued jobs and stopping background transfers as the `Scheduler` decides.
 ///
-/// Queued jobs start by class (`foreground`, `normal`, `background`), then by position within
-/// the class (`JobQueue`). A job whose host already has `max_connections_per_host` transfers
-/// running is passed over while a job to another host can start; it keeps its place. A running
-/// `background` transfer yields when a `foreground` or `normal` job waits for its slot (or for its
-/// host): the engine stops it as a pause does (partial file synced, the bytes kept), and it is
-/// queued again at the front of its class, to continue from that byte with a ranged request.
+/// A background transfer that yields is stopped by the engine as a pause stops it (partial file
+/// synced, the bytes kept), and queued again at the front of its class, to continue from that
+/// byte with a ranged request.
 extension TransferManager {
     /// Starts queued jobs while slots are free, then lets background transfers yield to jobs still waiting.
     func schedule() {
@@ -30,10 +27,7 @@ extension TransferManager {
             emit(.started, job)
             metrics.transfersStarted.increment()
             // Bytes an upload sends are not bytes received.
-            if !job.isUpload { countedBytes[id] = job.checkpointBytes }
-            running.insert(id)
-            runningHosts[id] = job.hostKey
-            generations[id] = 0
+            running[id] = RunningTransfer(host: job.hostKey, countedBytes: job.isUpload ? nil : job.checkpointBytes)
             engine.start(transferRequest(for: job, url: url))
         }
         yieldSlotsToWaitingJobs()
@@ -76,88 +70,46 @@ extension TransferManager {
         queue.insert(job.id, key: Self.queueKey(job, lane: lane), host: job.hostKey)
     }
 
-    /// Running transfers per host.
-    func runningPerHost() -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for host in runningHosts.values { counts[host, default: 0] += 1 }
-        return counts
+    /// The scheduling limits of the configuration now.
+    var scheduler: Scheduler {
+        Scheduler(maxConcurrent: configuration.maxConcurrentTransfers, maxPerHost: configuration.maxConnectionsPerHost)
     }
 
-    /// Takes the first queued job whose host is below its limit out of the queue; nil when none
-    /// can start. Entries of jobs no longer queued (cancelled, paused) are dropped on the way.
+    /// Whether a queued entry may start: its job is still queued and not paused.
+    func isStartable(_ id: String) -> Bool {
+        guard let job = jobs[id] else { return false }
+        return job.state == .queued && job.paused != true
+    }
+
+    /// The running transfers as the scheduler sees them.
+    func slots() -> [Scheduler.Slot] {
+        running.map { id, transfer in
+            let job = jobs[id]
+            return Scheduler.Slot(
+                id: id, host: transfer.host, key: job.map { Self.queueKey($0) } ?? QueueKey(rank: 0, lane: 0, position: 0, order: 0),
+                isBackground: job?.state == .running && job?.priorityClass == .background,
+                isStopping: transfer.stopping != nil, isYielding: transfer.stopping == .yield)
+        }
+    }
+
+    /// Takes the next job to start out of the queue; nil when none can start.
     func nextToStart() -> String? {
-        let limit = configuration.maxConnectionsPerHost
-        let perHost = runningPerHost()
-        var open = Set(queue.queuedPerHost.keys.filter { perHost[$0, default: 0] < limit })
-        var index = 0
-        while !open.isEmpty, index < queue.count {
-            let entry = queue[index]
-            guard let job = jobs[entry.id], job.state == .queued, job.paused != true else {
-                queue.remove(at: index)
-                if queue.queuedPerHost[entry.host] == nil { open.remove(entry.host) }
-                continue
-            }
-            guard open.contains(entry.host) else {
-                index += 1
-                continue
-            }
-            queue.remove(at: index)
-            return entry.id
-        }
-        return nil
+        scheduler.next(from: &queue, perHost: Scheduler.perHost(running.values.lazy.map(\.host)), isStartable: isStartable)
     }
 
-    /// Asks running background transfers to stop for the foreground and normal jobs that cannot
-    /// start for want of a slot or of a connection to their host: one transfer per waiting job,
-    /// the last in queue order first. Each is queued again when the engine reports it stopped.
+    /// Asks the running background transfers the scheduler picks to stop for the jobs waiting
+    /// for their slot. Each is queued again when the engine reports it stopped.
     func yieldSlotsToWaitingJobs() {
-        guard acceptingWork, !held else { return }
-        var candidates: [(id: String, host: String, key: QueueKey)] = running.compactMap { id in
-            guard !yielding.contains(id), !stoppingForPause.contains(id), let job = jobs[id], job.state == .running,
-                job.priorityClass == .background
-            else { return nil }
-            return (id, runningHosts[id] ?? job.hostKey, Self.queueKey(job))
-        }
-        guard !candidates.isEmpty else { return }
-        candidates.sort { $0.key < $1.key }
-        let limit = configuration.maxConnectionsPerHost
-        var perHost = runningPerHost()
-        for id in yielding { perHost[runningHosts[id] ?? "", default: 0] -= 1 }
-        // Slots free now, or once the transfers already yielding have stopped.
-        var free = configuration.maxConcurrentTransfers - running.count + yielding.count
-        // Hosts whose waiting jobs no background transfer stands in the way of.
-        var blocked = Set<String>()
-        for index in 0..<queue.count {
-            let entry = queue[index]
-            if entry.key.rank >= JobPriority.background.rank { break }
-            if blocked.contains(entry.host) { continue }
-            guard let job = jobs[entry.id], job.state == .queued, job.paused != true else { continue }
-            let hostFull = perHost[entry.host, default: 0] >= limit
-            if free > 0, !hostFull {
-                // It gets a free slot: the jobs after it do not count on that one.
-                free -= 1
-                perHost[entry.host, default: 0] += 1
-                continue
-            }
-            let pick = hostFull ? candidates.lastIndex { $0.host == entry.host } : candidates.indices.last
-            guard let pick else {
-                blocked.insert(entry.host)
-                if blocked.count >= queue.queuedPerHost.count { break }
-                continue
-            }
-            let candidate = candidates.remove(at: pick)
-            switch engine.stop(jobID: candidate.id) {
+        guard acceptingWork, !held, running.values.contains(where: { $0.stopping == nil }) else { return }
+        for yield in scheduler.yields(queue: queue, running: slots(), isStartable: isStartable) {
+            switch engine.stop(jobID: yield.victim) {
             case .stopping:
-                yielding.insert(candidate.id)
-                logger(forJob: candidate.id).info("background transfer yields its slot", metadata: ["to": "\(entry.id)"])
+                running[yield.victim]?.stopping = .yield
+                logger(forJob: yield.victim).info("background transfer yields its slot", metadata: ["to": "\(yield.forJob)"])
             case .landing, .notRunning:
                 // It is ending anyway: its end frees the slot.
                 break
             }
-            // The stopped transfer's slot (and its connection to its host) go to this job.
-            perHost[candidate.host, default: 0] -= 1
-            perHost[entry.host, default: 0] += 1
-            if candidates.isEmpty { break }
         }
     }
 

@@ -9,7 +9,7 @@ extension TransferManager {
     /// Checks an upload submit and claims its spool copy; returns the record to write, or the
     /// existing job its id names (the new copy is then freed).
     /// `replacing`: the job its id names has ended and is being replaced (checked by `admit`).
-    func admitUpload(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, replacing: Bool) throws(CoreError) -> Admission {
+    func admitUpload(_ params: Submit.Params, url: URL, owner: UInt32, group: UInt32?, replacing: Bool) throws(CoreError) -> SubmitCheck {
         guard let spool else {
             throw CoreError(.invalidParameter("kind"), "this transferd takes no uploads (it has no spool)")
         }

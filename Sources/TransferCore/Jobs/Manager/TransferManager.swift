@@ -17,14 +17,8 @@ public actor TransferManager {
     var jobs: JobTable
     /// Queued jobs in the order they start: by class, then position (see `JobQueue`).
     var queue = JobQueue()
-    var running: Set<String> = []
-    /// Per running job, the host it fetches from (`max_connections_per_host`).
-    var runningHosts: [String: String] = [:]
-    /// Background jobs asked to give their slot up to a foreground or normal one, until the
-    /// engine reports them stopped.
-    var yielding: Set<String> = []
-    /// Per running job, the partial file's generation its last `responded` report described.
-    var generations: [String: Int] = [:]
+    /// The running transfers, from their start to the engine's report of their end.
+    var running: [String: RunningTransfer] = [:]
     /// Per waiting job, the task that queues it again when its next attempt is due.
     var retryTimers: [String: Task<Void, Never>] = [:]
     /// Per queued job with a start time ahead (`not_before`), the task that queues it then.
@@ -34,11 +28,6 @@ public actor TransferManager {
     /// The daemon-wide hold (root's `pause --all`): no transfer starts while it is on. Journaled
     /// under `holdKey`.
     var held = false
-    /// Jobs whose transfer a pause asked the engine to stop, until the engine reports it.
-    var stoppingForPause: Set<String> = []
-    /// Requests waiting for a job's running transfer to end (a pause for its stop, a cancel that
-    /// met an attempt ending just then); resumed by `transferEnded`.
-    var transferEndWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Set once `run()` has applied every engine report (after shutdown ends the stream).
     var eventsDrained = false
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -56,14 +45,10 @@ public actor TransferManager {
     /// Events on their way to the hub, in sequence order (see `drainOutbox`).
     var outbox: [JobEvent] = []
     var outboxDraining = false
-    /// Per running job, the bytes its last progress event showed.
-    var progressShown: [String: Int64] = [:]
     var nextSubscriptionID = 1
     /// Which finished jobs a configured hook runs for (decided when the job ends).
     let hookSelector: (@Sendable (Job) -> Bool)?
     let metrics = TransferMetrics()
-    /// Per running job, the offset up to which its received bytes are counted in the metrics.
-    var countedBytes: [String: Int64] = [:]
     /// The copies of files to upload; nil where uploads are not offered (tests of downloads).
     public nonisolated let spool: Spool?
 
@@ -258,6 +243,7 @@ public actor TransferManager {
         retryTimers = [:]
         startTimers.values.forEach { $0.cancel() }
         startTimers = [:]
+        for id in running.keys where running[id]?.stopping == nil { running[id]?.stopping = .shutdown }
         let kept = await engine.stopAll()
         // Apply what the engine reported before it stopped (a job may have landed meanwhile),
         // then what each stopped transfer had reached.
@@ -297,15 +283,15 @@ public actor TransferManager {
 
     /// Adds the bytes a job received past what was counted so far to the received-bytes counter.
     func countReceived(_ id: String, upTo bytes: Int64) {
-        guard let counted = countedBytes[id], bytes > counted else { return }
+        guard let counted = running[id]?.countedBytes, bytes > counted else { return }
         metrics.receivedBytes.increment(by: bytes - counted)
-        countedBytes[id] = bytes
+        running[id]?.countedBytes = bytes
     }
 
     /// Brings the metrics read at a scrape up to date: jobs by state, open subscriptions, and the
     /// bytes running transfers received since their last checkpoint.
     public func refreshMetrics() {
-        for id in running {
+        for id in running.keys {
             if let progress = engine.progress(jobID: id) { countReceived(id, upTo: progress.bytes) }
         }
         var byState: [JobState: Int] = [:]
@@ -330,7 +316,7 @@ public actor TransferManager {
 
     /// Summed live rate of the running transfers, in bytes per second.
     public var aggregateRate: Int64 {
-        running.reduce(0) { $0 + (engine.progress(jobID: $1)?.bytesPerSecond ?? 0) }
+        running.keys.reduce(0) { $0 + (engine.progress(jobID: $1)?.bytesPerSecond ?? 0) }
     }
 
     // MARK: - Helpers
@@ -360,12 +346,13 @@ public actor TransferManager {
     }
 
     func save(_ job: JobRecord) {
-        jobs[job.id] = job
-        guard let value = try? encode(job) else {
-            logger(forJob: job.id).error("cannot encode a job record")
-            return
+        do {
+            journal.write([try jobs.update(job)])
+        } catch {
+            // Kept in memory as it is now, so the job goes on; its next change is written.
+            jobs[job.id] = job
+            logger(forJob: job.id).error("cannot encode a job record", metadata: ["error": "\(error)"])
         }
-        journal.write([.put(key: job.journalKey, value: value)])
     }
 
     /// Writes `changes` and returns once they are on disk. They are queued before the first

@@ -1,7 +1,7 @@
 import TransferProtocol
 
 /// The `status` list as an aligned text table: ID, STATE, PRIORITY, PROGRESS, SIZE, RATE, DESTINATION.
-struct JobTable {
+struct StatusTable {
     var jobs: [Job]
 
     /// The header and one line per job, columns separated by at least two spaces.
