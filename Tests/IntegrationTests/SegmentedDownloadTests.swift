@@ -107,7 +107,7 @@ struct SegmentedDownloadTests {
         let daemon = try TestDaemon(configuration: ["log_level": "debug"])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 1406, size: 64 * Self.mib)
-        server.serve("/paused", content: content, behaviour: .trickle(bytesPerSecond: 6 << 20))
+        server.serve("/paused", content: content, behaviour: .trickle(bytesPerSecond: 2 << 20))
         try await daemon.start()
         var submit = params(server, "/paused", daemon, content, segments: 4)
         submit.id = "paused"

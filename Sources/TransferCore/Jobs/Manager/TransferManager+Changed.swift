@@ -13,14 +13,14 @@ extension TransferManager {
             if let owner, summary.owner != owner { return }
             if let session, summary.session != session { return }
             if let ids, !ids.contains(id) { return }
-            let seq = summary.state.isTerminal ? summary.eventSeq : latestSeq[id]
+            let seq = summary.state.isTerminal ? summary.eventSeq : outbox.latestSeq[id]
             if let seq, seq > after { changed.append(id) }
         }
         return changed.compactMap { id in
             guard let job = jobs[id] else { return nil }
             if job.state.isTerminal { return terminalEvent(of: job) }
             let type: JobEventType = job.paused == true && job.state == .queued ? .paused : JobEventType(latestFor: job.state)
-            return JobEvent(seq: latestSeq[id] ?? after, type: type, time: Date(), job: view(job))
+            return JobEvent(seq: outbox.latestSeq[id] ?? after, type: type, time: Date(), job: view(job))
         }
     }
 }

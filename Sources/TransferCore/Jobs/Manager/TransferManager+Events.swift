@@ -9,18 +9,15 @@ extension TransferManager {
     /// The next event sequence number. Numbers are reserved in the journal a block at a time, well
     /// before they are used, so that numbering continues upwards after a crash.
     func nextSeq() -> UInt64 {
-        lastSeq += 1
-        if lastSeq + Self.sequenceBlock / 2 > reservedSeq {
-            reservedSeq = lastSeq + Self.sequenceBlock
-            journal.write([Self.reservation(reservedSeq)])
-        }
-        return lastSeq
+        let (seq, reservation) = outbox.next()
+        if let reservation { journal.write([Self.reservation(reservation)]) }
+        return seq
     }
 
     /// Emits a non-terminal event of `job` as it is now.
     func emit(_ type: JobEventType, _ job: JobRecord) {
         let seq = nextSeq()
-        latestSeq[job.id] = seq
+        outbox.latestSeq[job.id] = seq
         // A subscription made later starts after this number: with nobody listening now, nobody
         // ever hears this event, so it is not built.
         guard hub.hasSubscribers else { return }
@@ -32,7 +29,7 @@ extension TransferManager {
     /// so the event can be replayed after a restart until its session acknowledges it.
     func ended(_ job: inout JobRecord) -> JobEvent {
         let seq = nextSeq()
-        latestSeq[job.id] = nil
+        outbox.latestSeq[job.id] = nil
         return job.numberEnd(seq, hookSelector: hookSelector)
     }
 
@@ -45,16 +42,12 @@ extension TransferManager {
     /// event waits until the journal holds the job's final record, so nobody hears of an end
     /// that a crash could undo.
     func enqueue(_ event: JobEvent) {
-        outbox.append(event)
-        guard !outboxDraining else { return }
-        outboxDraining = true
+        guard outbox.enqueue(event) else { return }
         Task { await self.drainOutbox() }
     }
 
     private func drainOutbox() async {
-        while !outbox.isEmpty {
-            let batch = outbox
-            outbox = []
+        while let batch = outbox.nextBatch() {
             if batch.contains(where: \.type.isTerminal) {
                 // A failed sync stops the daemon (the journal's fatal handler): nothing is published then.
                 // A full disk only delays the batch until its records are written.
@@ -71,7 +64,6 @@ extension TransferManager {
             }
             batch.forEach(hub.publish)
         }
-        outboxDraining = false
     }
 
     /// Emits a progress event for each running job whose byte count moved since its last one.
@@ -122,7 +114,7 @@ extension TransferManager {
                 job.state.isTerminal
                     ? terminalEvent(of: job)
                     : JobEvent(
-                        seq: latestSeq[job.id] ?? 0, type: job.paused == true && job.state == .queued ? .paused : JobEventType(latestFor: job.state),
+                        seq: outbox.latestSeq[job.id] ?? 0, type: job.paused == true && job.state == .queued ? .paused : JobEventType(latestFor: job.state),
                         time: Date(), job: view(job))
             }
         } else {
@@ -135,7 +127,7 @@ extension TransferManager {
                 && (wantedShown?.contains(event.job.ownedID) ?? true)
         }
         let subscription = Subscription(
-            id: nextSubscriptionID, limit: queueLimit, owner: caller, budget: hub.budget, startSeq: lastSeq, replay: replay, filter: filter)
+            id: nextSubscriptionID, limit: queueLimit, owner: caller, budget: hub.budget, startSeq: outbox.lastSeq, replay: replay, filter: filter)
         nextSubscriptionID += 1
         hub.add(subscription)
         if replay.contains(where: \.type.isTerminal) { try await sync() }
@@ -175,7 +167,7 @@ extension TransferManager {
     public func subscribeToHooks(_ selector: @escaping @Sendable (Job) -> Bool) -> (pending: [Job], subscription: Subscription) {
         let pending = jobs.dueHooks.sorted { ($0.summary.eventSeq ?? 0) < ($1.summary.eventSeq ?? 0) }.compactMap { jobs[$0.id]?.wireJob() }
         let subscription = Subscription(
-            id: nextSubscriptionID, limit: nil, startSeq: lastSeq, replay: [],
+            id: nextSubscriptionID, limit: nil, startSeq: outbox.lastSeq, replay: [],
             filter: { $0.type.isTerminal && selector($0.job) })
         nextSubscriptionID += 1
         hub.add(subscription)

@@ -136,7 +136,7 @@ extension TransferManager {
             // Only a failed job's whole record is read back: the others need none of it.
             if jobs.summary(id)?.state == .failed, let job = jobs[id] { PartialFile.remove(job.partialPath, roots: roots(for: job)) }
             jobs[id] = nil
-            latestSeq[id] = nil
+            outbox.latestSeq[id] = nil
         }
     }
 }

@@ -35,16 +35,8 @@ public actor TransferManager {
 
     /// Where job events go out to subscribers.
     public nonisolated let hub = EventHub()
-    /// The last event sequence number assigned, and how far the journal has reserved numbers:
-    /// after a crash, numbering continues above the reservation, so it never goes back.
-    var lastSeq: UInt64 = 0
-    var reservedSeq: UInt64 = 0
-    /// The sequence number of each unfinished job's latest event, for the replay of its current
-    /// state (a finished job's is its `eventSeq`).
-    var latestSeq: [String: UInt64] = [:]
-    /// Events on their way to the hub, in sequence order (see `drainOutbox`).
-    var outbox: [JobEvent] = []
-    var outboxDraining = false
+    /// Event numbers and the events on their way to the hub.
+    var outbox = EventOutbox(after: 0)
     var nextSubscriptionID = 1
     /// Which finished jobs a configured hook runs for (decided when the job ends).
     let hookSelector: (@Sendable (Job) -> Bool)?
@@ -56,8 +48,6 @@ public actor TransferManager {
     static let sequenceKey = "meta/event-seq"
     /// The journal key present while the daemon-wide hold is on.
     static let holdKey = "meta/hold"
-    /// Sequence numbers reserved at a time.
-    static let sequenceBlock: UInt64 = 1 << 20
 
     /// Replays the jobs in `journal`. Jobs that were running when the daemon stopped are queued
     /// again, ahead of the others, and resume from their last checkpoint.
@@ -75,6 +65,7 @@ public actor TransferManager {
         jobs = JobTable { [journal] id in Self.readRecord(id, from: journal) }
         // Finished jobs are read as summaries (JobSummaryScan); only unfinished ones are decoded.
         var sequenceRecord: [UInt8]?
+        var lastSeq: UInt64 = 0
         var holdRecord = false
         var recovered: [JobRecord] = []
         var finished: [(id: String, summary: FinishedJob)] = []
@@ -136,10 +127,10 @@ public actor TransferManager {
         }
         recovered.sort { $0.order < $1.order }
         lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).filter { $0 < 1 << 62 }.max() ?? 0)
-        reservedSeq = lastSeq + Self.sequenceBlock
+        outbox = EventOutbox(after: lastSeq)
         // Written once the spool holds only what unfinished uploads need: start-up frees space
         // before it asks for any (a full disk must not keep the daemon from starting).
-        var startupChanges: [Journal.Change] = [Self.reservation(reservedSeq)]
+        var startupChanges: [Journal.Change] = [Self.reservation(outbox.reservedSeq)]
         startupChanges += Self.orphanedRequests(requestSizes.keys, jobs: finished.map(\.id) + recovered.map(\.id))
         var requeued: [JobRecord] = []
         var refused: Set<String> = []
@@ -154,8 +145,7 @@ public actor TransferManager {
                 job.error = JobError(
                     code: .invalidJob,
                     message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
-                lastSeq += 1
-                _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
+                _ = job.numberEnd(outbox.next().seq, hookSelector: hookSelector)
                 if let value = try? encoder.encode(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: Array(value))) }
                 PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
                 logger.error("journaled job refused at start-up", metadata: ["job": "\(job.id)", "error": "\(problem)"])
@@ -166,8 +156,7 @@ public actor TransferManager {
                 job.checkpointBytes = size
                 job.totalBytes = size
                 // Numbered below the reservation just written; published to nobody, as nobody has subscribed yet.
-                lastSeq += 1
-                _ = job.numberEnd(lastSeq, hookSelector: hookSelector)
+                _ = job.numberEnd(outbox.next().seq, hookSelector: hookSelector)
                 // Not written here, the check holds again on the next start if this one is lost.
                 if let value = try? encoder.encode(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: Array(value))) }
                 Self.logger(logger, forJob: job.id).info("job had landed before the restart", metadata: ["bytes": "\(size)", "destination": "\(job.destination)"])
@@ -184,6 +173,8 @@ public actor TransferManager {
             nextOrder = max(nextOrder, job.order + 1)
         }
         Self.recoverSpool(spool, jobs: Array(jobs.unfinishedJobs), logger: logger)
+        // The reservation as numbering the jobs ended at start-up left it.
+        startupChanges[0] = Self.reservation(outbox.reservedSeq)
         journal.write(startupChanges)
         // A job whose start time is still ahead waits outside the queue (start() arms its timer).
         let now = Date()
