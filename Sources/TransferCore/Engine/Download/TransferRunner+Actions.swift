@@ -142,10 +142,10 @@ extension TransferRunner {
     }
 
     /// Whether the delegate queue's backlog is down to the low-water mark; when not, `retry` runs
-    /// on the delegate queue a moment later, waited for off it.
+    /// on the delegate queue once it is (at the end of the operation that brings it there).
     func backlogDrained(orRetry retry: @escaping @Sendable () -> Void) -> Bool {
         guard queues.delegateBacklog > configuration.backlogLowWater else { return true }
-        queues.io.asyncAfter(deadline: .now() + .milliseconds(2)) { self.queues.onDelegate(retry) }
+        queues.whenBacklog(atMost: configuration.backlogLowWater, retry)
         return false
     }
 
