@@ -195,7 +195,15 @@ extension TransferRunner {
             retireHelper(worker, context)
             return
         }
-        guard backlogDrained(orRetry: { self.resumeHelperWhenDrained(worker, context) }) else { return }
+        let retry: @Sendable () -> Void = { self.resumeHelperWhenDrained(worker, context) }
+        guard backlogDrained(orRetry: retry) else { return }
+        // `sendHelper` counts the digest's backlog too: while that keeps the sum over its mark,
+        // hashing is what brings it down (going on now would only come straight back here).
+        let room = configuration.backlogHighWater / 2 - queues.delegateBacklog
+        if context.sink.digestBacklog > room {
+            context.sink.digest.whenPending(below: max(room + 1, 1)) { self.queues.onDelegate(retry) }
+            return
+        }
         sendHelper(worker, context)
     }
 

@@ -90,10 +90,14 @@ extension TransferRunner {
             return
         }
         guard position == range.end else {
-            let wait = blocks == 0 ? 2 : 0
             let next = position
-            queues.io.asyncAfter(deadline: .now() + .milliseconds(wait)) {
-                self.queues.onDelegate { self.absorb(context, range, from: next) }
+            let goOn: @Sendable () -> Void = { self.queues.onDelegate { self.absorb(context, range, from: next) } }
+            if blocks < 8 {
+                // The digest is behind: go on once hashing has brought its backlog under the mark.
+                context.sink.digest.whenPending(below: configuration.backlogHighWater, goOn)
+            } else {
+                // A few blocks per turn, so that the transfers' callbacks are not held up.
+                goOn()
             }
             return
         }
