@@ -114,6 +114,7 @@ extension TransferRunner {
         guard let fetch = context.segments else { return }
         fetch.plan.release(worker)
         fetch.helpers[worker] = nil
+        wakeLeadIfPartReady(context)
     }
 
     // MARK: - A helper's callbacks (delegate queue)
@@ -183,6 +184,7 @@ extension TransferRunner {
         }
         fetch.helpers[worker] = helper
         fetch.plan.wrote(helper.part, count)
+        wakeLeadIfPartReady(context)
         checkpointIfDue(context, now: MonotonicClock.nanoseconds())
     }
 
