@@ -12,6 +12,9 @@ import TransferProtocol
 extension TransferRunner {
     /// No part smaller than this is split off for a helper.
     static let minimumSegmentSplit: Int64 = 1 << 20
+    /// How long after a helper failed another takes its place: a server that refused a connection
+    /// a moment ago is not asked again at once.
+    static let helperReplacementDelay: DispatchTimeInterval = .seconds(1)
 
     // MARK: - Starting the helpers (delegate queue)
 
@@ -231,9 +234,10 @@ extension TransferRunner {
             context.request.logger.debug(
                 "a helper connection failed",
                 metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "offset": "\(helper.offset)", "end": "\(helper.end)", "failures": "\(fetch.failures)"])
-            // A helper that failed is replaced a little later, a few times over.
+            // A helper that failed is replaced a little later (a time named once, not a condition
+            // looked at again), a few times over.
             if !fetch.refused, fetch.failures <= 2 * fetch.width {
-                queues.io.asyncAfter(deadline: .now() + .seconds(1)) {
+                queues.io.asyncAfter(deadline: .now() + Self.helperReplacementDelay) {
                     self.queues.onDelegate { self.fillHelpers(context) }
                 }
             }
