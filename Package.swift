@@ -155,6 +155,7 @@ let package = Package(
             dependencies: [
                 "TransferCore",
                 "TransferProtocol",
+                "TransferTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

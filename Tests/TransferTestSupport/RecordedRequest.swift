@@ -8,6 +8,9 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
     public let path: String
     /// The headers in the order received, names as sent.
     public let headers: [(String, String)]
+    /// When the server had read the request's head (on its own threads, so a test held up by a
+    /// loaded machine still learns when the request came).
+    public let receivedAt = ContinuousClock.now
 
     /// Creates a record.
     public init(method: String, uri: String, path: String, headers: [(String, String)]) {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The queues the engine's parts run on. Each part checks at run time that it is on its own:
 ///
@@ -8,18 +9,28 @@ import Foundation
 /// - the I/O queue (concurrent): what blocks — opening destinations, reading a prefix to hash,
 ///   resolving names for the host rules, syncing partial files, landing.
 ///
-/// `@unchecked Sendable`: both queues are thread-safe; the references never change.
+/// `@unchecked Sendable`: both queues are thread-safe; the references never change; the backlog
+/// waiters are behind their lock.
 final class EngineQueues: @unchecked Sendable {
+    /// Work waiting for the delegate queue's backlog to fall to `lowWater`.
+    private struct BacklogWaiter {
+        let lowWater: Int
+        let resume: @Sendable () -> Void
+    }
+
     /// URLSession's delegate queue (serial). Not given an `underlyingQueue`: with one, the
     /// OperationQueue hands operations on as they are added, so its count no longer shows the
     /// backlog that back-pressure relies on (measured: 196 MiB peak instead of 109 for 1 GiB).
-    let delegate: OperationQueue
+    let delegate: DelegateQueue
     let io = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
+    private let backlogWaiters = Mutex<[BacklogWaiter]>([])
+    private let hasBacklogWaiters = Atomic<Bool>(false)
 
     init() {
-        delegate = OperationQueue()
+        delegate = DelegateQueue()
         delegate.name = "transferd.engine.delegate"
         delegate.maxConcurrentOperationCount = 1
+        delegate.operationEnding = { [weak self] in self?.resumeBacklogWaiters() }
     }
 
     /// Runs `work` on the delegate queue, after what is queued there.
@@ -35,11 +46,54 @@ final class EngineQueues: @unchecked Sendable {
     /// Operations waiting on the delegate queue: received chunks pile up there when the disk is slow.
     var delegateBacklog: Int { delegate.operationCount }
 
+    /// Runs `resume` on the delegate queue once its backlog is down to `lowWater` (counting the
+    /// operation that ends then, as `delegateBacklog` read on the queue does). The backlog only
+    /// falls when an operation ends, so that is where waiters are looked at: no timer.
+    func whenBacklog(atMost lowWater: Int, _ resume: @escaping @Sendable () -> Void) {
+        assertOnDelegate()
+        backlogWaiters.withLock { waiters in
+            // An operation counts itself while it runs, so a mark below 1 would never be reached.
+            waiters.append(BacklogWaiter(lowWater: max(lowWater, 1), resume: resume))
+            hasBacklogWaiters.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// At the end of each operation on the delegate queue (still on it): resumes the waiters whose
+    /// mark the backlog is down to, in the order they came.
+    private func resumeBacklogWaiters() {
+        guard hasBacklogWaiters.load(ordering: .relaxed) else { return }
+        let backlog = delegate.operationCount
+        let due: [BacklogWaiter] = backlogWaiters.withLock { waiters in
+            let due = waiters.filter { backlog <= $0.lowWater }
+            if !due.isEmpty { waiters.removeAll { backlog <= $0.lowWater } }
+            hasBacklogWaiters.store(!waiters.isEmpty, ordering: .relaxed)
+            return due
+        }
+        for waiter in due { waiter.resume() }
+    }
+
     func assertOnDelegate() {
         precondition(OperationQueue.current === delegate, "expected to run on the engine's delegate queue")
     }
 
     func assertOnIO() {
         dispatchPrecondition(condition: .onQueue(io))
+    }
+}
+
+/// The engine's delegate queue: an `OperationQueue` that calls `operationEnding` at the end of each
+/// operation, on the queue. Every operation comes through `addOperation(_:)` with a closure:
+/// URLSession's callbacks (FoundationNetworking queues each so) and the engine's own work.
+///
+/// `@unchecked Sendable`: `operationEnding` is set once, before the queue is handed to URLSession.
+final class DelegateQueue: OperationQueue, @unchecked Sendable {
+    var operationEnding: (@Sendable () -> Void)?
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        let ending = operationEnding
+        super.addOperation {
+            block()
+            ending?()
+        }
     }
 }

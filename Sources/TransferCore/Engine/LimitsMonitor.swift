@@ -33,6 +33,8 @@ final class LimitsMonitor: @unchecked Sendable {
         for context in runner.registry.running where !context.attempt.isOver && !context.attempt.hasFailed && context.phase == .active {
             guard let failure = exceeded(context, now: now, wallClock: wallClock) else { continue }
             runner.perform(context.attempt.failed(failure), context)
+            // Between requests nothing else ends the attempt: its wait does, now.
+            context.wakeup.wake()
         }
     }
 

@@ -42,6 +42,14 @@ public final class TransferEngine: TransferDriving {
         let uploads = UploadRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, events: continuation)
         self.uploads = uploads
         monitor = LimitsMonitor(runner: runner, uploads: uploads)
+        // A lifted or raised limit holds at once for the transfers waiting for their pace. On the
+        // delegate queue: a transfer joins the limits while the registry's lock is held.
+        rates.observe { [weak runner, weak uploads] in
+            queues.onDelegate { [runner, uploads] in
+                runner?.ratesChanged()
+                uploads?.ratesChanged()
+            }
+        }
         self.hosts = hosts
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // No response cache (FoundationNetworking's would keep one under $HOME) and no cookies.

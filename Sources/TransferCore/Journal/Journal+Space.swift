@@ -68,7 +68,9 @@ extension Journal {
     }
 
     /// Tries the kept records again after `spaceRetryNanoseconds`, and again after that while the
-    /// disk stays full.
+    /// disk stays full. A time, not a wake-up: nothing announces that space came back, and writing
+    /// is how to find out. One try per refusal: only a write refused again arms the next, so
+    /// nothing looks at the disk while the records do not wait.
     private func armSpaceRetry() {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.spaceRetryNanoseconds))) {
             let waiting = self.state.withLock { state in

@@ -28,6 +28,9 @@ public final class RateGovernor: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Told when a transfer's rate may have changed (the engine wakes the transfers waiting for
+    /// their pace, so that a lifted or raised limit holds at once).
+    private let observers = Mutex<[@Sendable () -> Void]>([])
 
     public init(_ policy: RatePolicy = RatePolicy()) {
         state = Mutex(State(policy: policy))
@@ -35,12 +38,40 @@ public final class RateGovernor: Sendable {
 
     public var policy: RatePolicy { state.withLock { $0.policy } }
 
-    /// Puts `policy` in force; running transfers follow it from their next segment.
+    /// Puts `policy` in force; running transfers follow it from their next segment, and those
+    /// waiting for their pace look at it again at once.
     public func replace(with policy: RatePolicy) {
         state.withLock { state in
             state.policy = policy
             state.generation &+= 1
         }
+        ratesChanged()
+    }
+
+    /// Calls `observer` whenever the rate of a running transfer may have changed: the policy was
+    /// replaced, or a transfer joined or left the shared limits. It must not block.
+    func observe(_ observer: @escaping @Sendable () -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func ratesChanged() {
+        for observer in observers.withLock({ $0 }) { observer() }
+    }
+
+    /// When a transfer that waits until `due` (the monotonic clock's nanoseconds, read as `now`)
+    /// looks at its rate again: at `due`, or sooner when the time windows may change the limits first.
+    func recheckTime(due: UInt64, now: UInt64, date: Date = Date()) -> UInt64 {
+        guard let change = nextScheduledChange(after: date) else { return due }
+        let until = UInt64(max(change.timeIntervalSince(date), 0) * 1e9)
+        return min(due, now &+ until)
+    }
+
+    /// When the limits may next change by themselves: the next minute, while the policy has time
+    /// windows (they begin and end on minutes); nil without windows.
+    func nextScheduledChange(after date: Date) -> Date? {
+        guard !policy.windows.isEmpty else { return nil }
+        let minute = (date.timeIntervalSinceReferenceDate / 60).rounded(.down) + 1
+        return Date(timeIntervalSinceReferenceDate: minute * 60)
     }
 
     /// The global limit in force at `date` (nil: none).
@@ -50,18 +81,23 @@ public final class RateGovernor: Sendable {
 
     /// A transfer starts sharing the limits, with its own `limit` (nil: none).
     func join(_ jobID: String, limit: Int64?, bandwidthClass: BandwidthClass) {
-        state.withLock { state in
+        let shared: Bool = state.withLock { state in
             state.members[jobID] = Member(limit: limit, bandwidthClass: bandwidthClass)
             state.generation &+= 1
+            return state.policy.sharesLimits
         }
+        // Only a shared limit changes the others' rates.
+        if shared { ratesChanged() }
     }
 
     /// A transfer ended: its share goes to the others.
     func leave(_ jobID: String) {
-        state.withLock { state in
-            guard state.members.removeValue(forKey: jobID) != nil else { return }
+        let shared: Bool = state.withLock { state in
+            guard state.members.removeValue(forKey: jobID) != nil else { return false }
             state.generation &+= 1
+            return state.policy.sharesLimits
         }
+        if shared { ratesChanged() }
     }
 
     /// The rate `jobID` may run at now, in bytes per second; nil: no limit.
@@ -95,4 +131,10 @@ public final class RateGovernor: Sendable {
         for (index, id) in ids.enumerated() { if let rate = rates[index] { result[id] = rate } }
         return result
     }
+}
+
+extension RatePolicy {
+    /// Whether transfers share a limit (global, background or in a window), so that one joining
+    /// or leaving changes the others' rates.
+    var sharesLimits: Bool { maxRate != nil || backgroundMaxRate != nil || !windows.isEmpty }
 }

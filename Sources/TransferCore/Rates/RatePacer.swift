@@ -17,6 +17,10 @@ struct RatePacer: Sendable, Equatable {
     /// When the bytes not yet paced began to be asked for, and the offset then.
     private(set) var pendingSince: UInt64?
     private(set) var pendingOffset: Int64 = 0
+    /// Where the time of the segment paced last began, and its bytes: to time it again when the
+    /// rate changes while the next request waits.
+    private var pacedStart: UInt64 = 0
+    private var pacedBytes: Int64 = 0
 
     /// A request was sent at `now` from `offset`. A request sent while earlier bytes are still
     /// unpaced (a redirect, a continuation after the disk caught up) keeps counting from them.
@@ -39,7 +43,19 @@ struct RatePacer: Sendable, Equatable {
         let start = max(nextSend ?? since, earliest)
         let due = start + UInt64((Double(bytes) * 1e9 / Double(rate)).rounded())
         nextSend = due
+        pacedStart = start
+        pacedBytes = bytes
         return due > now ? due - now : 0
+    }
+
+    /// When the next request may go out at `rate`, for a wait that `delay` timed for `due`: sooner
+    /// when the limit was raised meanwhile, else `due` (a lowered limit holds from the next segment).
+    mutating func due(_ due: UInt64, at rate: Int64?) -> UInt64 {
+        guard let rate, rate > 0, nextSend == due else { return due }
+        let sooner = pacedStart + UInt64((Double(pacedBytes) * 1e9 / Double(rate)).rounded())
+        guard sooner < due else { return due }
+        nextSend = sooner
+        return sooner
     }
 
     /// The segment size for `rate` (nil: no limit, the engine's own sizing), within `bounds`'

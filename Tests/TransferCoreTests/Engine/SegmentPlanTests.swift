@@ -37,10 +37,13 @@ struct SegmentPlanTests {
         let start = plan.assign(1, leadFrom: 0)!
         #expect(start == 4 * mib)
         plan.wrote(start, mib)
+        #expect(!plan.leadMayGoOn)
         #expect(plan.leadArrived() == .wait, "the part's helper is still fetching")
         #expect(plan.bytesAhead == mib)
         #expect(plan.ranges == [ByteRange(start: 4 * mib, end: 5 * mib)])
         plan.wrote(start, 3 * mib)
+        // What the helper wakes the waiting lead on.
+        #expect(plan.leadMayGoOn)
         #expect(plan.parts[0].isFinished)
         #expect(plan.part(of: 1) == nil, "the helper is free for another part")
         #expect(plan.leadArrived() == .absorb(ByteRange(start: 4 * mib, end: 8 * mib)))
@@ -52,7 +55,9 @@ struct SegmentPlanTests {
         var plan = SegmentPlan(total: 8 * mib, prefix: 0, kept: [], minimumSplit: mib)
         let start = plan.assign(1, leadFrom: 0)!
         plan.wrote(start, mib)
+        #expect(!plan.leadMayGoOn)
         plan.release(1)
+        #expect(plan.leadMayGoOn)
         #expect(plan.leadArrived() == .absorb(ByteRange(start: start, end: start + mib)))
         // The lead goes on fetching the rest of that part itself.
         #expect(plan.leadEnd == 8 * mib)

@@ -19,7 +19,7 @@ struct UploadLimitDecisionTests {
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let plan = UploadPlan(spoolPath: "/nonexistent", method: "PUT", contentType: nil, size: 1 << 20, sha256: Data())
         let attempt = UploadAttempt(settings: UploadAttempt.Settings(url: request.url, size: plan.size, bodyLimit: 0))
-        return UploadContext(request: request, plan: plan, attempt: attempt)
+        return UploadContext(request: request, plan: plan, attempt: attempt, queues: EngineQueues())
     }
 
     @Test func aPassedDeadlineEndsTheUploadForGood() throws {

@@ -67,6 +67,28 @@ struct RatePacerTests {
         #expect(pacer.delay(endedAt: 2 << 20, now: start + second / 4, rate: 1 << 20) == second)
     }
 
+    @Test func aRaisedRateBringsTheWaitForward() {
+        var pacer = RatePacer()
+        pacer.requestSent(at: start, offset: 0)
+        // 1 MiB at 1 MiB/s: the next request may go a second after the first.
+        let due = start + pacer.delay(endedAt: 1 << 20, now: start, rate: 1 << 20)
+        #expect(due == start + second)
+        // Raised to 4 MiB/s while it waits: a quarter second after the first.
+        #expect(pacer.due(due, at: 4 << 20) == start + second / 4)
+        #expect(pacer.nextSend == start + second / 4)
+    }
+
+    @Test func aLoweredOrUnchangedRateKeepsTheWait() {
+        var pacer = RatePacer()
+        pacer.requestSent(at: start, offset: 0)
+        let due = start + pacer.delay(endedAt: 1 << 20, now: start, rate: 1 << 20)
+        // A lowered limit holds from the next segment on; no limit is the caller's to see.
+        #expect(pacer.due(due, at: 1 << 19) == due)
+        #expect(pacer.due(due, at: 1 << 20) == due)
+        #expect(pacer.due(due, at: nil) == due)
+        #expect(pacer.nextSend == due)
+    }
+
     @Test func segmentsHoldAQuarterSecondWithinBounds() {
         #expect(RatePacer.segmentBytes(for: nil, upTo: 16 << 20) == nil)
         #expect(RatePacer.segmentBytes(for: 1 << 20, upTo: 16 << 20) == 256 << 10)

@@ -128,10 +128,17 @@ struct SegmentPlan: Sendable, Equatable {
 
     // MARK: - The lead
 
+    /// Whether the lead, at `leadEnd`, may go on: the part there is finished or nobody fetches it
+    /// (`leadArrived` says other than `.wait`).
+    var leadMayGoOn: Bool {
+        guard let part = parts.first else { return true }
+        return part.isFinished || part.worker == nil
+    }
+
     /// The lead's offset reached `leadEnd`: what it does next.
     mutating func leadArrived() -> LeadStep {
         guard let part = parts.first else { return .finished }
-        guard part.isFinished || part.worker == nil else { return .wait }
+        guard leadMayGoOn else { return .wait }
         parts.removeFirst()
         leadEnd = part.end
         return .absorb(ByteRange(start: part.start, end: part.done))

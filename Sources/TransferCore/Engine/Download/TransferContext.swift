@@ -8,7 +8,7 @@ import Synchronization
 /// file, and how other threads may stop it.
 ///
 /// `@unchecked Sendable`: `attempt`, `stallWindow` and `pacer` are read and written only on the engine's
-/// delegate queue; what other threads read or change is in `control` (locked) or in the sink's atomics.
+/// delegate queue (`wakeup` checks that itself); what other threads read or change is in `control` (locked) or in the sink's atomics.
 final class TransferContext: @unchecked Sendable {
     /// Why the transfer is not simply running.
     enum Phase: Equatable {
@@ -58,11 +58,14 @@ final class TransferContext: @unchecked Sendable {
     var leadAsked: Int64 = 0
     /// A conditional download's validators from the server, stamped on the landed file.
     var stamp: ConditionalGet.Stamp?
+    /// The attempt's wait between requests: for its pace, or for a helper's part.
+    let wakeup: Wakeup
 
-    init(request: TransferRequest, attempt: DownloadAttempt, sink: ByteSink) {
+    init(request: TransferRequest, attempt: DownloadAttempt, sink: ByteSink, queues: EngineQueues) {
         self.request = request
         self.attempt = attempt
         self.sink = sink
+        self.wakeup = Wakeup(queues: queues)
         self.stallWindow = (MonotonicClock.nanoseconds(), attempt.offset)
         self.lastProgress = (stallWindow.start, stallWindow.offset)
     }

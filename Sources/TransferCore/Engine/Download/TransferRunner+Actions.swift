@@ -142,31 +142,38 @@ extension TransferRunner {
     }
 
     /// Whether the delegate queue's backlog is down to the low-water mark; when not, `retry` runs
-    /// on the delegate queue a moment later, waited for off it.
+    /// on the delegate queue once it is (at the end of the operation that brings it there).
     func backlogDrained(orRetry retry: @escaping @Sendable () -> Void) -> Bool {
         guard queues.delegateBacklog > configuration.backlogLowWater else { return true }
-        queues.io.asyncAfter(deadline: .now() + .milliseconds(2)) { self.queues.onDelegate(retry) }
+        queues.whenBacklog(atMost: configuration.backlogLowWater, retry)
         return false
     }
 
-    /// Waits, off the delegate queue and in steps short enough that a stop or a lifted limit is
-    /// seen soon, until `due` on the monotonic clock, then continues with the next segment.
+    /// Waits until `due` on the monotonic clock, then continues with the next segment. One timer
+    /// is armed for `due`; a stop, a failure decided meanwhile and a changed rate limit wake the
+    /// transfer earlier (`Wakeup`), and it looks again: a lifted limit continues at once, a raised
+    /// one brings `due` forward.
     func continueWhenPaced(_ context: TransferContext, at due: UInt64) {
         queues.assertOnDelegate()
-        let now = MonotonicClock.nanoseconds()
         let phase = context.phase
         guard phase == .active || phase == .pausing else {
             completeStop(context)
             return
         }
+        let rate = rates.rate(for: context.request.jobID)
+        let due = context.pacer.due(due, at: rate)
+        let now = MonotonicClock.nanoseconds()
         // A failure decided meanwhile (the job's deadline) ends the attempt at once.
-        guard now < due, !context.attempt.hasFailed, rates.rate(for: context.request.jobID) != nil else {
+        guard now < due, !context.attempt.hasFailed, rate != nil else {
             resumeWhenDrained(context)
             return
         }
-        queues.io.asyncAfter(deadline: .now() + .nanoseconds(Int(min(due - now, 100_000_000)))) {
-            self.queues.onDelegate { self.continueWhenPaced(context, at: due) }
-        }
+        context.wakeup.park(.paced, until: rates.recheckTime(due: due, now: now)) { self.continueWhenPaced(context, at: due) }
+    }
+
+    /// Wakes the transfers that wait for their pace, to look at their rate again.
+    func ratesChanged() {
+        for context in registry.running { context.wakeup.wake([.paced]) }
     }
 
     // MARK: - Endings

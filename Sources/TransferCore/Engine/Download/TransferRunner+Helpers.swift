@@ -12,6 +12,9 @@ import TransferProtocol
 extension TransferRunner {
     /// No part smaller than this is split off for a helper.
     static let minimumSegmentSplit: Int64 = 1 << 20
+    /// How long after a helper failed another takes its place: a server that refused a connection
+    /// a moment ago is not asked again at once.
+    static let helperReplacementDelay: DispatchTimeInterval = .seconds(1)
 
     // MARK: - Starting the helpers (delegate queue)
 
@@ -114,6 +117,7 @@ extension TransferRunner {
         guard let fetch = context.segments else { return }
         fetch.plan.release(worker)
         fetch.helpers[worker] = nil
+        wakeLeadIfPartReady(context)
     }
 
     // MARK: - A helper's callbacks (delegate queue)
@@ -183,6 +187,7 @@ extension TransferRunner {
         }
         fetch.helpers[worker] = helper
         fetch.plan.wrote(helper.part, count)
+        wakeLeadIfPartReady(context)
         checkpointIfDue(context, now: MonotonicClock.nanoseconds())
     }
 
@@ -195,7 +200,15 @@ extension TransferRunner {
             retireHelper(worker, context)
             return
         }
-        guard backlogDrained(orRetry: { self.resumeHelperWhenDrained(worker, context) }) else { return }
+        let retry: @Sendable () -> Void = { self.resumeHelperWhenDrained(worker, context) }
+        guard backlogDrained(orRetry: retry) else { return }
+        // `sendHelper` counts the digest's backlog too: while that keeps the sum over its mark,
+        // hashing is what brings it down (going on now would only come straight back here).
+        let room = configuration.backlogHighWater / 2 - queues.delegateBacklog
+        if context.sink.digestBacklog > room {
+            context.sink.digest.whenPending(below: max(room + 1, 1)) { self.queues.onDelegate(retry) }
+            return
+        }
         sendHelper(worker, context)
     }
 
@@ -221,9 +234,10 @@ extension TransferRunner {
             context.request.logger.debug(
                 "a helper connection failed",
                 metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "offset": "\(helper.offset)", "end": "\(helper.end)", "failures": "\(fetch.failures)"])
-            // A helper that failed is replaced a little later, a few times over.
+            // A helper that failed is replaced a little later (a time named once, not a condition
+            // looked at again), a few times over.
             if !fetch.refused, fetch.failures <= 2 * fetch.width {
-                queues.io.asyncAfter(deadline: .now() + .seconds(1)) {
+                queues.io.asyncAfter(deadline: .now() + Self.helperReplacementDelay) {
                     self.queues.onDelegate { self.fillHelpers(context) }
                 }
             }

@@ -28,6 +28,13 @@ extension TransferRunner {
         return context.attempt.offset == fetch.plan.leadEnd && context.attempt.offset < total
     }
 
+    /// After a helper wrote bytes of its part or gave it up: wakes the attempt when it waits for
+    /// that part and may now go on.
+    func wakeLeadIfPartReady(_ context: TransferContext) {
+        guard context.wakeup.isWaiting(for: .part), let fetch = context.segments, fetch.plan.leadMayGoOn else { return }
+        context.wakeup.wake([.part])
+    }
+
     /// The attempt reached the next part: takes its bytes into the digest and goes on after them,
     /// or waits for its helper.
     func continueAtPart(_ context: TransferContext) {
@@ -46,9 +53,9 @@ extension TransferRunner {
         case .finished:
             perform(context.attempt.proceed(), context)
         case .wait:
-            queues.io.asyncAfter(deadline: .now() + .milliseconds(10)) {
-                self.queues.onDelegate { self.continueAtPart(context) }
-            }
+            // The helper that finishes or gives up the part wakes the attempt (`wakeLeadIfPartReady`),
+            // as do a stop and a failure decided meanwhile.
+            context.wakeup.park(.part, until: nil) { self.continueAtPart(context) }
         case .absorb(let range):
             // Only bytes that continue the attempt's own go into the digest, in order.
             guard range.start == context.attempt.offset else {
@@ -90,10 +97,14 @@ extension TransferRunner {
             return
         }
         guard position == range.end else {
-            let wait = blocks == 0 ? 2 : 0
             let next = position
-            queues.io.asyncAfter(deadline: .now() + .milliseconds(wait)) {
-                self.queues.onDelegate { self.absorb(context, range, from: next) }
+            let goOn: @Sendable () -> Void = { self.queues.onDelegate { self.absorb(context, range, from: next) } }
+            if blocks < 8 {
+                // The digest is behind: go on once hashing has brought its backlog under the mark.
+                context.sink.digest.whenPending(below: configuration.backlogHighWater, goOn)
+            } else {
+                // A few blocks per turn, so that the transfers' callbacks are not held up.
+                goOn()
             }
             return
         }

@@ -57,38 +57,43 @@ final class TransferRunner: @unchecked Sendable {
     func cancel(jobID: String) -> CancelOutcome {
         guard let found = registry.cancelTarget(jobID) else { return .notRunning }
         guard let context = found else { return .cancelled }
-        return context.control.withLock { control in
+        let (outcome, moved): (CancelOutcome, Bool) = context.control.withLock { control in
             switch control.phase {
-            case .landing: return .landing
-            case .cancelling: return .cancelled
-            case .stopping: return .notRunning
+            case .landing: return (.landing, false)
+            case .cancelling: return (.cancelled, false)
+            case .stopping: return (.notRunning, false)
             case .active, .pausing:
                 control.phase = .cancelling
                 control.cancelTasks()
-                return .cancelled
+                return (.cancelled, true)
             }
         }
+        // A transfer waiting between requests has no request to cancel: its wait ends instead.
+        if moved { context.wakeup.wake() }
+        return outcome
     }
 
     /// Stops one transfer as shutdown would, keeping its synced partial file.
     func stop(jobID: String) -> StopOutcome {
         guard let found = registry.stopTarget(jobID) else { return .notRunning }
         guard let context = found else { return .stopping }
-        return context.control.withLock { control in
+        let (outcome, moved): (StopOutcome, Bool) = context.control.withLock { control in
             switch control.phase {
-            case .landing: return .landing
-            case .cancelling, .stopping: return .notRunning
+            case .landing: return (.landing, false)
+            case .cancelling, .stopping: return (.notRunning, false)
             case .active, .pausing:
                 control.phase = .stopping
                 control.cancelTasks()
-                return .stopping
+                return (.stopping, true)
             }
         }
+        if moved { context.wakeup.wake() }
+        return outcome
     }
 
     func stopAll() async -> [String: StoppedTransfer] {
-        for context in registry.beginStoppingAll() {
-            _ = context.move(from: [.active, .pausing], to: .stopping, cancellingTask: true)
+        for context in registry.beginStoppingAll() where context.move(from: [.active, .pausing], to: .stopping, cancellingTask: true) {
+            context.wakeup.wake()
         }
         return await registry.waitUntilIdle()
     }
@@ -150,7 +155,7 @@ final class TransferRunner: @unchecked Sendable {
             settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
             announcedDigest: prepared.announcedDigest, segmentBytes: paced ?? configuration.segmentBytes.lowerBound)
         let sink = ByteSink(file: prepared.file, offset: prepared.offset, digest: prepared.digest)
-        let context = TransferContext(request: request, attempt: attempt, sink: sink)
+        let context = TransferContext(request: request, attempt: attempt, sink: sink, queues: queues)
         if request.segments > 1, let first = prepared.keptParts.first {
             // The attempt's requests stop where the kept ranges begin; the helpers start with them.
             context.keptParts = prepared.keptParts

@@ -45,11 +45,14 @@ final class UploadContext: @unchecked Sendable {
     var admittedOrigins: Set<HTTPOrigin> = []
     /// The low-speed limit's window: when it began and the bytes the server held then (delegate queue only).
     var stallWindow: (start: UInt64, bytes: Int64)?
+    /// An append's wait for its pace; a stop ends it at once.
+    let wakeup: Wakeup
 
-    init(request: TransferRequest, plan: UploadPlan, attempt: UploadAttempt) {
+    init(request: TransferRequest, plan: UploadPlan, attempt: UploadAttempt, queues: EngineQueues) {
         self.request = request
         self.plan = plan
         self.attempt = attempt
+        self.wakeup = Wakeup(queues: queues)
     }
 
     var phase: Phase { control.withLock { $0.phase } }
@@ -64,14 +67,17 @@ final class UploadContext: @unchecked Sendable {
     /// Bytes of the file the server holds or is being sent now.
     var bytesSoFar: Int64 { base.load(ordering: .relaxed) + sent.load(ordering: .relaxed) }
 
-    /// Moves to `phase` unless it already left `active`; cancels the request. Returns whether it moved.
+    /// Moves to `phase` unless it already left `active`; cancels the request, or ends the wait for
+    /// the next one. Returns whether it moved.
     func stop(as phase: Phase) -> Bool {
-        control.withLock { control in
+        let moved: Bool = control.withLock { control in
             guard control.phase == .active else { return false }
             control.phase = phase
             control.task?.cancel()
             return true
         }
+        if moved { wakeup.wake() }
+        return moved
     }
 
     var progress: TransferProgress {

@@ -84,7 +84,7 @@ final class UploadRunner: @unchecked Sendable {
             state.starting.remove(jobID)
             if state.cancelledBeforeStart.remove(jobID) != nil || state.stoppingAll { return .stop }
             if let refusal { return .refuse(refusal) }
-            let context = UploadContext(request: request, plan: plan, attempt: UploadAttempt(settings: settings))
+            let context = UploadContext(request: request, plan: plan, attempt: UploadAttempt(settings: settings), queues: queues)
             state.byJob[jobID] = context
             return .run(context)
         }
@@ -259,23 +259,31 @@ final class UploadRunner: @unchecked Sendable {
         }
     }
 
-    /// Waits, in steps short enough that a stop or a lifted limit is seen soon, until `due` on the
-    /// monotonic clock, then sends the append.
+    /// Waits until `due` on the monotonic clock, then sends the append. One timer is armed for
+    /// `due`; a stop (`UploadContext.stop`) and a changed rate limit wake the upload earlier, and it
+    /// looks again: a lifted limit sends at once, a raised one brings `due` forward.
     private func appendWhenPaced(_ request: UploadAttempt.Request, _ range: Range<Int64>, _ context: UploadContext, at due: UInt64) {
         queues.assertOnDelegate()
         guard context.phase == .active else {
             endInactive(context)
             return
         }
+        let rate = rates.rate(for: context.request.jobID)
+        let due = context.pacer.due(due, at: rate)
         let now = MonotonicClock.nanoseconds()
-        guard now < due, rates.rate(for: context.request.jobID) != nil else {
+        guard now < due, rate != nil else {
             context.pacer.requestSent(at: now, offset: range.lowerBound)
             sendAdmitted(request, context)
             return
         }
-        queues.io.asyncAfter(deadline: .now() + .nanoseconds(Int(min(due - now, 100_000_000)))) {
-            self.queues.onDelegate { self.appendWhenPaced(request, range, context, at: due) }
+        context.wakeup.park(.paced, until: rates.recheckTime(due: due, now: now)) {
+            self.appendWhenPaced(request, range, context, at: due)
         }
+    }
+
+    /// Wakes the uploads that wait for their pace, to look at their rate again.
+    func ratesChanged() {
+        for context in running { context.wakeup.wake([.paced]) }
     }
 
     private func begin(_ request: UploadAttempt.Request, body: Data?, _ context: UploadContext) {
