@@ -3,47 +3,51 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// URLSession's delegate: forwards each callback to the runner of its task (downloads or
-/// uploads), on the delegate queue.
+/// URLSession's delegate: finds the transfer of each callback's task with one lookup in
+/// `EngineTasks` and forwards the callback to its runner (downloads or uploads), on the delegate
+/// queue. A task no longer in the table (its transfer ended) is cancelled or ignored.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     let runner: TransferRunner
     let uploads: UploadRunner
+    let tasks: EngineTasks
 
-    init(runner: TransferRunner, uploads: UploadRunner) {
+    init(runner: TransferRunner, uploads: UploadRunner, tasks: EngineTasks) {
         self.runner = runner
         self.uploads = uploads
+        self.tasks = tasks
     }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        if let upload = uploads.context(forTask: dataTask.taskIdentifier) {
-            completionHandler(uploads.received(response, context: upload))
-            return
+        switch tasks.owner(of: dataTask.taskIdentifier) {
+        case .download(let context): completionHandler(runner.received(response, task: dataTask, context))
+        case .upload(let context): completionHandler(uploads.received(response, context: context))
+        case nil: completionHandler(.cancel)
         }
-        completionHandler(runner.received(response, task: dataTask))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if let upload = uploads.context(forTask: dataTask.taskIdentifier) {
-            uploads.received(data, context: upload)
-            return
+        switch tasks.owner(of: dataTask.taskIdentifier) {
+        case .download(let context): runner.received(data, task: dataTask, context)
+        case .upload(let context): uploads.received(data, context: context)
+        case nil: break
         }
-        runner.received(data, task: dataTask)
     }
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64
     ) {
-        if let upload = uploads.context(forTask: task.taskIdentifier) { uploads.sent(totalBytesSent, context: upload) }
+        if case .upload(let context) = tasks.owner(of: task.taskIdentifier) { uploads.sent(totalBytesSent, context: context) }
     }
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
     ) {
-        runner.redirected(response, to: request, task: task)
+        // Redirects are followed by the transfer itself, after the host rules (an upload's end with the 3xx).
+        if case .download(let context) = tasks.owner(of: task.taskIdentifier) { runner.redirected(response, to: request, task: task, context) }
         completionHandler(nil)
     }
 
@@ -68,10 +72,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         Trust.forget(task.originalRequest)
-        if uploads.context(forTask: task.taskIdentifier) != nil {
-            uploads.completed(task, error: error)
-            return
+        switch tasks.unregister(task.taskIdentifier) {
+        case .download(let context): runner.completed(task, error: error, context)
+        case .upload(let context): uploads.completed(task, error: error, context)
+        case nil: break
         }
-        runner.completed(task, error: error)
     }
 }

@@ -37,9 +37,11 @@ public final class TransferEngine: TransferDriving {
         self.events = events
         let queues = EngineQueues()
         self.rates = rates
-        let runner = TransferRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, logger: logger, events: continuation)
+        let tasks = EngineTasks()
+        let runner = TransferRunner(
+            configuration: configuration, hosts: hosts, rates: rates, queues: queues, tasks: tasks, logger: logger, events: continuation)
         self.runner = runner
-        let uploads = UploadRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, events: continuation)
+        let uploads = UploadRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, tasks: tasks, events: continuation)
         self.uploads = uploads
         monitor = LimitsMonitor(runner: runner, uploads: uploads)
         // A lifted or raised limit holds at once for the transfers waiting for their pace. On the
@@ -62,7 +64,7 @@ public final class TransferEngine: TransferDriving {
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         sessionConfiguration.timeoutIntervalForRequest = HTTPScheme.timeout(configuration.idleTimeout)
         sessionConfiguration.timeoutIntervalForResource = 7 * 24 * 3600
-        session = URLSession(configuration: sessionConfiguration, delegate: SessionDelegate(runner: runner, uploads: uploads), delegateQueue: queues.delegate)
+        session = URLSession(configuration: sessionConfiguration, delegate: SessionDelegate(runner: runner, uploads: uploads, tasks: tasks), delegateQueue: queues.delegate)
         runner.session = session
         uploads.session = session
     }

@@ -7,7 +7,6 @@ import Synchronization
 final class TransferRegistry: Sendable {
     private struct State {
         var byJob: [String: TransferContext] = [:]
-        var byTask: [Int: TransferContext] = [:]
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
         var stopped: [String: StoppedTransfer] = [:]
         /// Jobs handed to `start` whose context does not exist yet.
@@ -37,8 +36,12 @@ final class TransferRegistry: Sendable {
     /// The limits a running transfer shares: it stops sharing them once removed here.
     let rates: RateGovernor
 
-    init(rates: RateGovernor) {
+    /// The engine's table of running tasks, shared with uploads.
+    let tasks: EngineTasks
+
+    init(rates: RateGovernor, tasks: EngineTasks) {
         self.rates = rates
+        self.tasks = tasks
     }
 
     // MARK: - Starting
@@ -77,20 +80,17 @@ final class TransferRegistry: Sendable {
         state.withLock { $0.byJob[jobID] }
     }
 
-    func context(forTask task: Int) -> TransferContext? {
-        state.withLock { $0.byTask[task] }
-    }
-
     var running: [TransferContext] {
         state.withLock { Array($0.byJob.values) }
     }
 
     func register(task: Int, for context: TransferContext) {
-        state.withLock { $0.byTask[task] = context }
+        tasks.register(task, .download(context))
     }
 
     func unregister(task: Int) -> TransferContext? {
-        state.withLock { $0.byTask.removeValue(forKey: task) }
+        guard case .download(let context) = tasks.unregister(task) else { return nil }
+        return context
     }
 
     // MARK: - Control

@@ -9,9 +9,8 @@ import TransferProtocol
 extension TransferRunner {
     // MARK: - URLSession's callbacks (delegate queue), forwarded by SessionDelegate
 
-    func received(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
+    func received(_ response: URLResponse, task: URLSessionDataTask, _ context: TransferContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
-        guard let context = registry.context(forTask: task.taskIdentifier) else { return .cancel }
         if let worker = context.segments?.workerByTask[task.taskIdentifier] { return helperResponded(worker, response, context) }
         if context.request.conditional {
             if (response as? HTTPURLResponse)?.statusCode == 304, !context.request.conditionalHeaders.isEmpty {
@@ -36,8 +35,7 @@ extension TransferRunner {
     }
 
     /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.
-    func received(_ data: Data, task: URLSessionDataTask) {
-        guard let context = registry.context(forTask: task.taskIdentifier) else { return }
+    func received(_ data: Data, task: URLSessionDataTask, _ context: TransferContext) {
         if let fetch = context.segments, let worker = fetch.workerByTask[task.taskIdentifier] {
             helperReceived(worker, data, task: task, context)
             return
@@ -69,9 +67,9 @@ extension TransferRunner {
     /// be called before anything cancels the task, or it traps, so it cannot wait for a host check
     /// that may resolve a name. The attempt judges the redirect; once the 3xx answer is done, the
     /// target is checked against the host rules and asked with a new request.
-    func redirected(_ response: HTTPURLResponse, to request: URLRequest, task: URLSessionTask) {
+    func redirected(_ response: HTTPURLResponse, to request: URLRequest, task: URLSessionTask, _ context: TransferContext) {
         queues.assertOnDelegate()
-        guard let context = registry.context(forTask: task.taskIdentifier), let target = request.url else { return }
+        guard let target = request.url else { return }
         // A helper's redirect is judged by its answer: a 3xx is not the range it asked for.
         if context.segments?.workerByTask[task.taskIdentifier] != nil { return }
         context.attempt.redirected(
@@ -79,9 +77,9 @@ extension TransferRunner {
                 from: response.url ?? context.request.url, target: target, location: response.value(forHTTPHeaderField: "Location")))
     }
 
-    func completed(_ task: URLSessionTask, error: (any Error)?) {
+    /// `context` is the transfer the task belonged to, which `SessionDelegate` took it out of `EngineTasks` for.
+    func completed(_ task: URLSessionTask, error: (any Error)?, _ context: TransferContext) {
         queues.assertOnDelegate()
-        guard let context = registry.unregister(task: task.taskIdentifier) else { return }
         if let worker = context.segments?.workerByTask[task.taskIdentifier] {
             helperCompleted(worker, task: task, error: error, context)
             return

@@ -28,11 +28,11 @@ final class TransferRunner: @unchecked Sendable {
     let checkpointIntervalNanoseconds: UInt64
 
     init(
-        configuration: EngineConfiguration, hosts: HostGuard, rates: RateGovernor = RateGovernor(), queues: EngineQueues, logger: Logger,
-        events: AsyncStream<EngineEvent>.Continuation
+        configuration: EngineConfiguration, hosts: HostGuard, rates: RateGovernor = RateGovernor(), queues: EngineQueues,
+        tasks: EngineTasks, logger: Logger, events: AsyncStream<EngineEvent>.Continuation
     ) {
         self.rates = rates
-        self.registry = TransferRegistry(rates: rates)
+        self.registry = TransferRegistry(rates: rates, tasks: tasks)
         self.configuration = configuration
         self.hosts = hosts
         self.queues = queues

@@ -42,9 +42,9 @@ extension UploadRunner {
         context.sent.store(total, ordering: .relaxed)
     }
 
-    func completed(_ task: URLSessionTask, error: (any Error)?) {
+    /// `context` is the upload the task belonged to, which `SessionDelegate` took it out of `EngineTasks` for.
+    func completed(_ task: URLSessionTask, error: (any Error)?, _ context: UploadContext) {
         queues.assertOnDelegate()
-        guard let context = unregister(task: task.taskIdentifier) else { return }
         context.control.withLock { $0.task = nil }
         switch context.phase {
         case .cancelling, .stopping, .failing:

@@ -19,7 +19,6 @@ import Glibc
 final class UploadRunner: @unchecked Sendable {
     private struct State {
         var byJob: [String: UploadContext] = [:]
-        var byTask: [Int: UploadContext] = [:]
         var starting: Set<String> = []
         var cancelledBeforeStart: Set<String> = []
         var stoppingAll = false
@@ -34,12 +33,15 @@ final class UploadRunner: @unchecked Sendable {
     let queues: EngineQueues
     let events: AsyncStream<EngineEvent>.Continuation
     weak var session: URLSession?
+    /// The engine's table of running tasks, shared with downloads.
+    let tasks: EngineTasks
     private let state = Mutex(State())
 
     init(
         configuration: EngineConfiguration, hosts: HostGuard, rates: RateGovernor = RateGovernor(), queues: EngineQueues,
-        events: AsyncStream<EngineEvent>.Continuation
+        tasks: EngineTasks, events: AsyncStream<EngineEvent>.Continuation
     ) {
+        self.tasks = tasks
         self.configuration = configuration
         self.hosts = hosts
         self.rates = rates
@@ -182,10 +184,6 @@ final class UploadRunner: @unchecked Sendable {
         return progress
     }
 
-    func context(forTask task: Int) -> UploadContext? {
-        state.withLock { $0.byTask[task] }
-    }
-
     // MARK: - Carrying out decisions (delegate queue)
 
     @discardableResult
@@ -301,7 +299,7 @@ final class UploadRunner: @unchecked Sendable {
         }
         task.taskDescription = context.request.jobID
         context.beginRequest(at: context.attempt.progressBase)
-        state.withLock { $0.byTask[task.taskIdentifier] = context }
+        tasks.register(task.taskIdentifier, .upload(context))
         let sent: Bool = context.control.withLock { control in
             guard control.phase == .active else { return false }
             control.task = task
@@ -309,7 +307,7 @@ final class UploadRunner: @unchecked Sendable {
             return true
         }
         if !sent {
-            _ = state.withLock { $0.byTask.removeValue(forKey: task.taskIdentifier) }
+            _ = tasks.unregister(task.taskIdentifier)
             endInactive(context)
         }
     }
@@ -389,9 +387,5 @@ final class UploadRunner: @unchecked Sendable {
             return state.stopWaiters
         }
         waiters.forEach { $0.resume() }
-    }
-
-    func unregister(task: Int) -> UploadContext? {
-        state.withLock { $0.byTask.removeValue(forKey: task) }
     }
 }
