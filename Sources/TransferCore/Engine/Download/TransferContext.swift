@@ -13,11 +13,13 @@ final class TransferContext: @unchecked Sendable {
     /// Why the transfer is not simply running.
     enum Phase: Equatable {
         case active
-        /// Cancelled to let the disk catch up; continues with a ranged request.
-        case pausing
+        /// Back-pressure, not a user's pause: its request was cancelled to let the delegate queue
+        /// (and the disk) catch up; it continues with a ranged request once they have.
+        case backedUp
         /// Cancelled by the user: the partial file is removed.
         case cancelling
-        /// Stopped for shutdown: the partial file is synced and kept.
+        /// Stopped by the core (a user's pause, a background job's yield, shutdown): the partial
+        /// file is synced and kept.
         case stopping
         /// Moving the file into place: it can no longer be cancelled.
         case landing
@@ -79,7 +81,7 @@ final class TransferContext: @unchecked Sendable {
             control.phase = phase
             // Pausing while the disk catches up stops the attempt's request only: the helpers'
             // bytes go to the disk directly, and a cancelled request loses what is on its way.
-            if cancellingTask { phase == .pausing ? control.task?.cancel() : control.cancelTasks() }
+            if cancellingTask { phase == .backedUp ? control.task?.cancel() : control.cancelTasks() }
             return true
         }
     }

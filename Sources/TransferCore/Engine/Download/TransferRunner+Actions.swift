@@ -129,7 +129,7 @@ extension TransferRunner {
     func resumeWhenDrained(_ context: TransferContext) {
         queues.assertOnDelegate()
         guard backlogDrained(orRetry: { self.resumeWhenDrained(context) }) else { return }
-        guard context.move(from: [.pausing, .active], to: .active) else {
+        guard context.move(from: [.backedUp, .active], to: .active) else {
             completeStop(context)
             return
         }
@@ -156,7 +156,7 @@ extension TransferRunner {
     func continueWhenPaced(_ context: TransferContext, at due: UInt64) {
         queues.assertOnDelegate()
         let phase = context.phase
-        guard phase == .active || phase == .pausing else {
+        guard phase == .active || phase == .backedUp else {
             completeStop(context)
             return
         }

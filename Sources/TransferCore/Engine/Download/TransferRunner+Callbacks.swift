@@ -41,7 +41,7 @@ extension TransferRunner {
             return
         }
         let phase = context.phase
-        guard phase == .active || phase == .pausing || phase == .stopping, context.attempt.acceptsBody else { return }
+        guard phase == .active || phase == .backedUp || phase == .stopping, context.attempt.acceptsBody else { return }
         let offset = context.attempt.offset + Int64(data.count)
         do throws(FileIOError) {
             try context.sink.write(data)
@@ -56,10 +56,10 @@ extension TransferRunner {
         guard let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog }) else { return }
         // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
         if phase == .active, context.attempt.status == 206, context.attempt.validator != nil, backlog > configuration.backlogHighWater,
-            context.move(from: [.active], to: .pausing, cancellingTask: true)
+            context.move(from: [.active], to: .backedUp, cancellingTask: true)
         {
             context.request.logger.debug(
-                "pausing a transfer while the disk catches up", metadata: ["offset": "\(offset)", "backlog": "\(queues.delegateBacklog)"])
+                "holding a transfer back while the disk catches up", metadata: ["offset": "\(offset)", "backlog": "\(queues.delegateBacklog)"])
         }
     }
 
@@ -86,7 +86,7 @@ extension TransferRunner {
         }
         context.control.withLock { $0.task = nil }
         switch context.phase {
-        case .pausing:
+        case .backedUp:
             resumeWhenDrained(context)
         case .cancelling:
             finishCancelled(context)

@@ -41,7 +41,7 @@ extension TransferRunner {
         queues.assertOnDelegate()
         guard let fetch = context.segments else { return }
         let phase = context.phase
-        guard phase == .active || phase == .pausing else {
+        guard phase == .active || phase == .backedUp else {
             completeStop(context)
             return
         }
@@ -78,7 +78,7 @@ extension TransferRunner {
     func absorb(_ context: TransferContext, _ range: ByteRange, from start: Int64) {
         guard let fetch = context.segments else { return }
         let phase = context.phase
-        guard phase == .active || phase == .pausing else {
+        guard phase == .active || phase == .backedUp else {
             completeStop(context)
             return
         }

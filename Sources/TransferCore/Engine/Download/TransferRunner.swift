@@ -62,7 +62,7 @@ final class TransferRunner: @unchecked Sendable {
             case .landing: return (.landing, false)
             case .cancelling: return (.cancelled, false)
             case .stopping: return (.notRunning, false)
-            case .active, .pausing:
+            case .active, .backedUp:
                 control.phase = .cancelling
                 control.cancelTasks()
                 return (.cancelled, true)
@@ -81,7 +81,7 @@ final class TransferRunner: @unchecked Sendable {
             switch control.phase {
             case .landing: return (.landing, false)
             case .cancelling, .stopping: return (.notRunning, false)
-            case .active, .pausing:
+            case .active, .backedUp:
                 control.phase = .stopping
                 control.cancelTasks()
                 return (.stopping, true)
@@ -92,7 +92,7 @@ final class TransferRunner: @unchecked Sendable {
     }
 
     func stopAll() async -> [String: StoppedTransfer] {
-        for context in registry.beginStoppingAll() where context.move(from: [.active, .pausing], to: .stopping, cancellingTask: true) {
+        for context in registry.beginStoppingAll() where context.move(from: [.active, .backedUp], to: .stopping, cancellingTask: true) {
             context.wakeup.wake()
         }
         return await registry.waitUntilIdle()
