@@ -9,7 +9,7 @@ import Synchronization
 final class EngineTasks: Sendable {
     /// The transfer a task belongs to.
     enum Owner {
-        case download(TransferContext)
+        case download(DownloadContext)
         case upload(UploadContext)
     }
 

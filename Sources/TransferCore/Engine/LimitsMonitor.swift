@@ -9,7 +9,7 @@ import TransferProtocol
 final class LimitsMonitor: @unchecked Sendable {
     private let ticker: any DispatchSourceTimer
 
-    init(runner: TransferRunner, uploads: UploadRunner) {
+    init(runner: DownloadRunner, uploads: UploadRunner) {
         ticker = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.engine.limits"))
         ticker.schedule(deadline: .now() + 1, repeating: 1)
         ticker.setEventHandler { [weak runner, weak uploads] in
@@ -28,7 +28,7 @@ final class LimitsMonitor: @unchecked Sendable {
         ticker.cancel()
     }
 
-    static func check(_ runner: TransferRunner, now: UInt64, wallClock: Date) {
+    static func check(_ runner: DownloadRunner, now: UInt64, wallClock: Date) {
         runner.queues.assertOnDelegate()
         for context in runner.registry.running where !context.attempt.isOver && !context.attempt.hasFailed && context.phase == .active {
             guard let failure = exceeded(context, now: now, wallClock: wallClock) else { continue }
@@ -39,7 +39,7 @@ final class LimitsMonitor: @unchecked Sendable {
     }
 
     /// The limit a transfer exceeds, if any; restarts its low-speed window when that is over.
-    private static func exceeded(_ context: TransferContext, now: UInt64, wallClock: Date) -> TransferFailure? {
+    private static func exceeded(_ context: DownloadContext, now: UInt64, wallClock: Date) -> TransferFailure? {
         if let deadline = context.request.deadline, wallClock >= deadline { return outOfTime(deadline) }
         let limits = context.request.limits
         // With helper connections, their bytes count too: the attempt may be waiting for them.

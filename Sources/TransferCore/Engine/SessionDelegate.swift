@@ -7,11 +7,11 @@ import FoundationNetworking
 /// `EngineTasks` and forwards the callback to its runner (downloads or uploads), on the delegate
 /// queue. A task no longer in the table (its transfer ended) is cancelled or ignored.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    let runner: TransferRunner
+    let runner: DownloadRunner
     let uploads: UploadRunner
     let tasks: EngineTasks
 
-    init(runner: TransferRunner, uploads: UploadRunner, tasks: EngineTasks) {
+    init(runner: DownloadRunner, uploads: UploadRunner, tasks: EngineTasks) {
         self.runner = runner
         self.uploads = uploads
         self.tasks = tasks

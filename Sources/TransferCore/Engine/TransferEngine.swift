@@ -18,7 +18,7 @@ import Glibc
 /// The engine never writes the journal: it reports `EngineEvent`s and the core decides.
 public final class TransferEngine: TransferDriving {
     private let session: URLSession
-    private let runner: TransferRunner
+    private let runner: DownloadRunner
     private let uploads: UploadRunner
     private let monitor: LimitsMonitor
     /// The host rules every submit, attempt and redirect is checked against; the daemon replaces
@@ -38,7 +38,7 @@ public final class TransferEngine: TransferDriving {
         let queues = EngineQueues()
         self.rates = rates
         let tasks = EngineTasks()
-        let runner = TransferRunner(
+        let runner = DownloadRunner(
             configuration: configuration, hosts: hosts, rates: rates, queues: queues, tasks: tasks, logger: logger, events: continuation)
         self.runner = runner
         let uploads = UploadRunner(configuration: configuration, hosts: hosts, rates: rates, queues: queues, tasks: tasks, events: continuation)

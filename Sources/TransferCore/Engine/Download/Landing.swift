@@ -9,10 +9,10 @@ import TransferProtocol
 import Glibc
 #endif
 
-extension TransferRunner {
+extension DownloadRunner {
     /// Verifies the file against the expected size and digests, syncs it and moves it to the
     /// destination, off the delegate queue.
-    func land(_ context: TransferContext) {
+    func land(_ context: DownloadContext) {
         queues.assertOnDelegate()
         closeHelpers(context)
         do throws(FileIOError) {

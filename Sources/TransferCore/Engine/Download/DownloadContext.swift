@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: `attempt`, `stallWindow` and `pacer` are read and written only on the engine's
 /// delegate queue (`wakeup` checks that itself); what other threads read or change is in `control` (locked) or in the sink's atomics.
-final class TransferContext: @unchecked Sendable {
+final class DownloadContext: @unchecked Sendable {
     /// Why the transfer is not simply running.
     enum Phase: Equatable {
         case active

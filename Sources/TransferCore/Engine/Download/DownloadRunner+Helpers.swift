@@ -8,8 +8,8 @@ import TransferProtocol
 
 /// The helper connections of a download over several (`SegmentFetch`): starting them, their
 /// requests and callbacks, and back-pressure. What the attempt does when it reaches their parts is
-/// in `TransferRunner+Segments`.
-extension TransferRunner {
+/// in `DownloadRunner+Segments`.
+extension DownloadRunner {
     /// No part smaller than this is split off for a helper.
     static let minimumSegmentSplit: Int64 = 1 << 20
     /// How long after a helper failed another takes its place: a server that refused a connection
@@ -21,7 +21,7 @@ extension TransferRunner {
     /// After the attempt accepted an answer: starts the helpers when the job asked for several
     /// connections and the answer allows them (a 206 of a known size with a validator, and enough
     /// of the file left), unless a rate limit paces the job.
-    func startHelpersIfAllowed(_ context: TransferContext) {
+    func startHelpersIfAllowed(_ context: DownloadContext) {
         let attempt = context.attempt
         guard context.segments == nil, context.request.segments > 1, attempt.status == 206, attempt.rangesUsable,
             attempt.validator != nil, let total = attempt.totalBytes, rates.rate(for: context.request.jobID) == nil
@@ -43,7 +43,7 @@ extension TransferRunner {
     }
 
     /// Starts helpers until there are as many as the job may use or nothing is left to split.
-    func fillHelpers(_ context: TransferContext) {
+    func fillHelpers(_ context: DownloadContext) {
         guard let fetch = context.segments, !fetch.closed, !fetch.refused else { return }
         let phase = context.phase
         guard phase == .active || phase == .backedUp else { return }
@@ -54,7 +54,7 @@ extension TransferRunner {
 
     /// Gives `worker` a part to fetch (one nobody fetches, or half of the largest range left) and
     /// sends its first request; false when nothing is worth splitting.
-    private func takeWork(_ worker: Int, _ context: TransferContext) -> Bool {
+    private func takeWork(_ worker: Int, _ context: DownloadContext) -> Bool {
         guard let fetch = context.segments, let part = fetch.plan.assign(worker, leadFrom: leadFrom(context)) else { return false }
         fetch.helpers[worker] = SegmentFetch.Helper(part: part, offset: part, end: part)
         // The attempt's requests stop where the parts begin.
@@ -65,12 +65,12 @@ extension TransferRunner {
 
     /// Where the attempt's range is still unasked: past its offset, past its request out, and
     /// past a part it is taking into the digest (its offset jumps there once it has).
-    func leadFrom(_ context: TransferContext) -> Int64 {
+    func leadFrom(_ context: DownloadContext) -> Int64 {
         max(context.attempt.offset, context.leadAsked, context.segments?.absorbing?.end ?? 0)
     }
 
     /// Sends a helper's next request: the next bounded range of its part.
-    func sendHelper(_ worker: Int, _ context: TransferContext) {
+    func sendHelper(_ worker: Int, _ context: DownloadContext) {
         guard let fetch = context.segments, !fetch.closed, let part = fetch.plan.part(of: worker), part.done < part.end,
             let session, !sessionInvalidated.load(ordering: .acquiring)
         else {
@@ -113,7 +113,7 @@ extension TransferRunner {
     }
 
     /// A helper stops: its part, unfinished, is left for the attempt or another helper.
-    func retireHelper(_ worker: Int, _ context: TransferContext) {
+    func retireHelper(_ worker: Int, _ context: DownloadContext) {
         guard let fetch = context.segments else { return }
         fetch.plan.release(worker)
         fetch.helpers[worker] = nil
@@ -124,7 +124,7 @@ extension TransferRunner {
 
     /// The helper's answer: only a 206 with exactly the range asked for, of the same size and
     /// version as the attempt's, brings bytes of the file.
-    func helperResponded(_ worker: Int, _ response: URLResponse, _ context: TransferContext) -> URLSession.ResponseDisposition {
+    func helperResponded(_ worker: Int, _ response: URLResponse, _ context: DownloadContext) -> URLSession.ResponseDisposition {
         guard let fetch = context.segments, !fetch.closed, var helper = fetch.helpers[worker],
             let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: false)
         else { return .cancel }
@@ -151,7 +151,7 @@ extension TransferRunner {
     }
 
     /// A helper's body bytes: written at their place in the file.
-    func helperReceived(_ worker: Int, _ data: Data, task: URLSessionDataTask, _ context: TransferContext) {
+    func helperReceived(_ worker: Int, _ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
         guard let fetch = context.segments, !fetch.closed, var helper = fetch.helpers[worker], helper.accepted else { return }
         let phase = context.phase
         guard phase == .active || phase == .backedUp else { return }
@@ -192,7 +192,7 @@ extension TransferRunner {
     }
 
     /// Sends a helper's next request once the delegate queue's backlog is down to the low-water mark.
-    func resumeHelperWhenDrained(_ worker: Int, _ context: TransferContext) {
+    func resumeHelperWhenDrained(_ worker: Int, _ context: DownloadContext) {
         queues.assertOnDelegate()
         guard let fetch = context.segments, !fetch.closed, fetch.helpers[worker] != nil else { return }
         let phase = context.phase
@@ -213,7 +213,7 @@ extension TransferRunner {
     }
 
     /// A helper's request ended: it goes on with its part, takes another, or stops.
-    func helperCompleted(_ worker: Int, task: URLSessionTask, error: (any Error)?, _ context: TransferContext) {
+    func helperCompleted(_ worker: Int, task: URLSessionTask, error: (any Error)?, _ context: DownloadContext) {
         guard let fetch = context.segments else { return }
         fetch.workerByTask[task.taskIdentifier] = nil
         context.control.withLock { _ = $0.helperTasks.removeValue(forKey: task.taskIdentifier) }

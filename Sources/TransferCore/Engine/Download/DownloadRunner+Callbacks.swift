@@ -6,10 +6,10 @@ import Logging
 import Synchronization
 import TransferProtocol
 
-extension TransferRunner {
+extension DownloadRunner {
     // MARK: - URLSession's callbacks (delegate queue), forwarded by SessionDelegate
 
-    func received(_ response: URLResponse, task: URLSessionDataTask, _ context: TransferContext) -> URLSession.ResponseDisposition {
+    func received(_ response: URLResponse, task: URLSessionDataTask, _ context: DownloadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
         if let worker = context.segments?.workerByTask[task.taskIdentifier] { return helperResponded(worker, response, context) }
         if context.request.conditional {
@@ -25,7 +25,7 @@ extension TransferRunner {
     }
 
     /// A `304` to a conditional request: the destination stays as it is and the partial file goes.
-    private func finishUnchanged(_ context: TransferContext) -> URLSession.ResponseDisposition {
+    private func finishUnchanged(_ context: DownloadContext) -> URLSession.ResponseDisposition {
         guard context.move(from: [.active], to: .landing) else { return .cancel }
         closeHelpers(context)
         context.sink.file.unlink()
@@ -35,7 +35,7 @@ extension TransferRunner {
     }
 
     /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.
-    func received(_ data: Data, task: URLSessionDataTask, _ context: TransferContext) {
+    func received(_ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
         if let fetch = context.segments, let worker = fetch.workerByTask[task.taskIdentifier] {
             helperReceived(worker, data, task: task, context)
             return
@@ -67,7 +67,7 @@ extension TransferRunner {
     /// be called before anything cancels the task, or it traps, so it cannot wait for a host check
     /// that may resolve a name. The attempt judges the redirect; once the 3xx answer is done, the
     /// target is checked against the host rules and asked with a new request.
-    func redirected(_ response: HTTPURLResponse, to request: URLRequest, task: URLSessionTask, _ context: TransferContext) {
+    func redirected(_ response: HTTPURLResponse, to request: URLRequest, task: URLSessionTask, _ context: DownloadContext) {
         queues.assertOnDelegate()
         guard let target = request.url else { return }
         // A helper's redirect is judged by its answer: a 3xx is not the range it asked for.
@@ -78,7 +78,7 @@ extension TransferRunner {
     }
 
     /// `context` is the transfer the task belonged to, which `SessionDelegate` took it out of `EngineTasks` for.
-    func completed(_ task: URLSessionTask, error: (any Error)?, _ context: TransferContext) {
+    func completed(_ task: URLSessionTask, error: (any Error)?, _ context: DownloadContext) {
         queues.assertOnDelegate()
         if let worker = context.segments?.workerByTask[task.taskIdentifier] {
             helperCompleted(worker, task: task, error: error, context)

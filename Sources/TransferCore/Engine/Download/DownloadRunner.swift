@@ -8,15 +8,15 @@ import TransferProtocol
 
 /// Runs transfers: starts them, carries out what each attempt decides (`perform`), and reports
 /// how they end. The decisions are `DownloadAttempt`'s; the URLSession callbacks arrive through
-/// `SessionDelegate` (see `TransferRunner+Callbacks`).
+/// `SessionDelegate` (see `DownloadRunner+Callbacks`).
 ///
 /// `@unchecked Sendable`: `session` is set once right after init, before any task exists;
-/// everything else is immutable or thread-safe (`TransferRegistry`, `EngineQueues`).
-final class TransferRunner: @unchecked Sendable {
+/// everything else is immutable or thread-safe (`DownloadRegistry`, `EngineQueues`).
+final class DownloadRunner: @unchecked Sendable {
     let configuration: EngineConfiguration
     let hosts: HostGuard
     let queues: EngineQueues
-    let registry: TransferRegistry
+    let registry: DownloadRegistry
     /// The bandwidth limits, shared by the running transfers; their segments are paced to them.
     let rates: RateGovernor
     let logger: Logger
@@ -32,7 +32,7 @@ final class TransferRunner: @unchecked Sendable {
         tasks: EngineTasks, logger: Logger, events: AsyncStream<EngineEvent>.Continuation
     ) {
         self.rates = rates
-        self.registry = TransferRegistry(rates: rates, tasks: tasks)
+        self.registry = DownloadRegistry(rates: rates, tasks: tasks)
         self.configuration = configuration
         self.hosts = hosts
         self.queues = queues
@@ -142,7 +142,7 @@ final class TransferRunner: @unchecked Sendable {
         registry.releaseStopWaitersIfIdle()
     }
 
-    private func makeContext(_ request: TransferRequest, _ prepared: TransferPreparation.PreparedFile) -> TransferContext {
+    private func makeContext(_ request: TransferRequest, _ prepared: TransferPreparation.PreparedFile) -> DownloadContext {
         var request = request
         request.conditionalHeaders = prepared.conditionalHeaders
         let settings = DownloadAttempt.Settings(
@@ -155,7 +155,7 @@ final class TransferRunner: @unchecked Sendable {
             settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
             announcedDigest: prepared.announcedDigest, segmentBytes: paced ?? configuration.segmentBytes.lowerBound)
         let sink = ByteSink(file: prepared.file, offset: prepared.offset, digest: prepared.digest)
-        let context = TransferContext(request: request, attempt: attempt, sink: sink, queues: queues)
+        let context = DownloadContext(request: request, attempt: attempt, sink: sink, queues: queues)
         if request.segments > 1, let first = prepared.keptParts.first {
             // The attempt's requests stop where the kept ranges begin; the helpers start with them.
             context.keptParts = prepared.keptParts

@@ -6,14 +6,14 @@ import Logging
 import Synchronization
 import TransferProtocol
 
-extension TransferRunner {
+extension DownloadRunner {
     // MARK: - Carrying out decisions (delegate queue)
 
     /// Carries out an attempt's actions in order. When one that touches the disk fails, the
     /// attempt decides again and its new actions replace the rest. While `answering` a response,
     /// returns the answer (`.allow` only when the attempt accepts the body).
     @discardableResult
-    func perform(_ actions: [DownloadAttempt.Action], _ context: TransferContext, answering: Bool = false) -> URLSession.ResponseDisposition {
+    func perform(_ actions: [DownloadAttempt.Action], _ context: DownloadContext, answering: Bool = false) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
         var pending = actions[...]
         var disposition = URLSession.ResponseDisposition.cancel
@@ -79,7 +79,7 @@ extension TransferRunner {
     }
 
     /// Sends a request, unless the transfer was stopped or cancelled meanwhile.
-    func send(_ plan: DownloadAttempt.RequestPlan, _ context: TransferContext) {
+    func send(_ plan: DownloadAttempt.RequestPlan, _ context: DownloadContext) {
         guard let session, !sessionInvalidated.load(ordering: .acquiring) else {
             completeStop(context)
             return
@@ -111,7 +111,7 @@ extension TransferRunner {
 
     /// Checks a redirect's target against the host rules on the I/O queue (its name may need
     /// resolving), then asks it, unless the transfer was stopped meanwhile.
-    func checkRedirect(_ context: TransferContext, _ target: URL) {
+    func checkRedirect(_ context: DownloadContext, _ target: URL) {
         queues.onIO {
             let refused = TransferPreparation.hostFailure(for: target, hosts: self.hosts)
             self.queues.onDelegate {
@@ -126,7 +126,7 @@ extension TransferRunner {
 
     /// Waits, off the delegate queue, for the chunk backlog to drain, then continues with a ranged
     /// request (after a pause, or for the next segment).
-    func resumeWhenDrained(_ context: TransferContext) {
+    func resumeWhenDrained(_ context: DownloadContext) {
         queues.assertOnDelegate()
         guard backlogDrained(orRetry: { self.resumeWhenDrained(context) }) else { return }
         guard context.move(from: [.backedUp, .active], to: .active) else {
@@ -153,7 +153,7 @@ extension TransferRunner {
     /// is armed for `due`; a stop, a failure decided meanwhile and a changed rate limit wake the
     /// transfer earlier (`Wakeup`), and it looks again: a lifted limit continues at once, a raised
     /// one brings `due` forward.
-    func continueWhenPaced(_ context: TransferContext, at due: UInt64) {
+    func continueWhenPaced(_ context: DownloadContext, at due: UInt64) {
         queues.assertOnDelegate()
         let phase = context.phase
         guard phase == .active || phase == .backedUp else {
@@ -179,21 +179,21 @@ extension TransferRunner {
     // MARK: - Endings
 
     /// Ends a transfer that was cancelled or stopped for shutdown.
-    func completeStop(_ context: TransferContext) {
+    func completeStop(_ context: DownloadContext) {
         switch context.phase {
         case .cancelling: finishCancelled(context)
         default: finishStopped(context)
         }
     }
 
-    func finishCancelled(_ context: TransferContext) {
+    func finishCancelled(_ context: DownloadContext) {
         closeHelpers(context)
         context.sink.file.unlink()
         events.yield(.stopped(jobID: context.request.jobID, bytes: 0))
         registry.remove(context.request.jobID)
     }
 
-    func finishStopped(_ context: TransferContext) {
+    func finishStopped(_ context: DownloadContext) {
         let ranges = closeHelpers(context)
         let (kept, synced) = context.sink.syncNow(offset: context.attempt.offset)
         let parts = synced ? ranges : context.segments?.lastCheckpointParts ?? context.keptParts
@@ -213,7 +213,7 @@ extension TransferRunner {
     }
 
     /// Syncs the partial file and reports how far it got, for a later attempt to continue.
-    func interrupt(_ context: TransferContext, _ failure: TransferFailure) {
+    func interrupt(_ context: DownloadContext, _ failure: TransferFailure) {
         let ranges = closeHelpers(context)
         let (kept, synced) = context.sink.syncNow(offset: context.attempt.offset)
         let parts = synced ? ranges : context.segments?.lastCheckpointParts ?? context.keptParts
@@ -236,7 +236,7 @@ extension TransferRunner {
         HeapPolicy.transferEnded(bytes: kept)
     }
 
-    func fail(_ context: TransferContext, _ error: JobError) {
+    func fail(_ context: DownloadContext, _ error: JobError) {
         closeHelpers(context)
         registry.forget(context.request.jobID)
         context.sink.file.unlink()

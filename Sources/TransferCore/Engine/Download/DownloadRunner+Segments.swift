@@ -8,12 +8,12 @@ import TransferProtocol
 
 /// A download over several connections, from the attempt's side: reaching the helpers' parts
 /// (their bytes go into the digest in order), checkpoints that record the parts, and closing the
-/// helpers when the attempt ends. The helpers themselves are in `TransferRunner+Helpers`.
-extension TransferRunner {
+/// helpers when the attempt ends. The helpers themselves are in `DownloadRunner+Helpers`.
+extension DownloadRunner {
     // MARK: - The attempt reaching a part (delegate queue)
 
     /// Whether the attempt's next segment begins where the helpers' parts do.
-    func reachedHelpers(_ context: TransferContext) -> Bool {
+    func reachedHelpers(_ context: DownloadContext) -> Bool {
         guard let fetch = context.segments, !fetch.closed, let total = context.attempt.totalBytes else { return false }
         if context.attempt.offset > fetch.plan.leadEnd {
             // The attempt went past where the helpers' parts begin, which the plan never allows:
@@ -30,14 +30,14 @@ extension TransferRunner {
 
     /// After a helper wrote bytes of its part or gave it up: wakes the attempt when it waits for
     /// that part and may now go on.
-    func wakeLeadIfPartReady(_ context: TransferContext) {
+    func wakeLeadIfPartReady(_ context: DownloadContext) {
         guard context.wakeup.isWaiting(for: .part), let fetch = context.segments, fetch.plan.leadMayGoOn else { return }
         context.wakeup.wake([.part])
     }
 
     /// The attempt reached the next part: takes its bytes into the digest and goes on after them,
     /// or waits for its helper.
-    func continueAtPart(_ context: TransferContext) {
+    func continueAtPart(_ context: DownloadContext) {
         queues.assertOnDelegate()
         guard let fetch = context.segments else { return }
         let phase = context.phase
@@ -75,7 +75,7 @@ extension TransferRunner {
 
     /// Hands the part's bytes at `from..<range.end` to the digest a few blocks per turn of the
     /// delegate queue, and no faster than it hashes; then moves the attempt past them.
-    func absorb(_ context: TransferContext, _ range: ByteRange, from start: Int64) {
+    func absorb(_ context: DownloadContext, _ range: ByteRange, from start: Int64) {
         guard let fetch = context.segments else { return }
         let phase = context.phase
         guard phase == .active || phase == .backedUp else {
@@ -121,7 +121,7 @@ extension TransferRunner {
     // MARK: - Checkpoints and endings
 
     /// Checkpoints the partial file when due: the attempt's offset, and the helpers' ranges past it.
-    func checkpointIfDue(_ context: TransferContext, now: UInt64) {
+    func checkpointIfDue(_ context: DownloadContext, now: UInt64) {
         let offset = context.attempt.offset
         // Once the helpers are closed (the file started over, say), their ranges are not recorded.
         let fetch = context.segments.flatMap { $0.closed ? nil : $0 }
@@ -147,7 +147,7 @@ extension TransferRunner {
     /// Stops the helpers: their requests are cancelled and bytes still arriving are dropped.
     /// Returns the ranges past the attempt's offset that are in the file.
     @discardableResult
-    func closeHelpers(_ context: TransferContext) -> [ByteRange] {
+    func closeHelpers(_ context: DownloadContext) -> [ByteRange] {
         guard let fetch = context.segments, !fetch.closed else { return context.keptParts }
         fetch.closed = true
         let ranges = fetch.ranges

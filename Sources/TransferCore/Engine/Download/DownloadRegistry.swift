@@ -4,9 +4,9 @@ import Synchronization
 /// The transfers the engine runs: by job and by URLSession task, the ones still starting, what
 /// interrupted ones keep for their next attempt, and who waits for all of them to stop. Locked:
 /// the core's calls arrive on its own threads, the callbacks on the delegate queue.
-final class TransferRegistry: Sendable {
+final class DownloadRegistry: Sendable {
     private struct State {
-        var byJob: [String: TransferContext] = [:]
+        var byJob: [String: DownloadContext] = [:]
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
         var stopped: [String: StoppedTransfer] = [:]
         /// Jobs handed to `start` whose context does not exist yet.
@@ -56,7 +56,7 @@ final class TransferRegistry: Sendable {
 
     /// Ends a job's start under one lock, so a cancel or a shutdown never falls between
     /// "starting" and "running": `make` builds its context when it runs.
-    func decideStart(_ jobID: String, stoppedAs stopped: StoppedTransfer?, make: () -> TransferContext?) -> (StartDecision, TransferContext?) {
+    func decideStart(_ jobID: String, stoppedAs stopped: StoppedTransfer?, make: () -> DownloadContext?) -> (StartDecision, DownloadContext?) {
         state.withLock { state in
             state.starting.remove(jobID)
             if state.cancelledBeforeStart.remove(jobID) != nil {
@@ -76,19 +76,19 @@ final class TransferRegistry: Sendable {
 
     // MARK: - Lookups
 
-    func context(forJob jobID: String) -> TransferContext? {
+    func context(forJob jobID: String) -> DownloadContext? {
         state.withLock { $0.byJob[jobID] }
     }
 
-    var running: [TransferContext] {
+    var running: [DownloadContext] {
         state.withLock { Array($0.byJob.values) }
     }
 
-    func register(task: Int, for context: TransferContext) {
+    func register(task: Int, for context: DownloadContext) {
         tasks.register(task, .download(context))
     }
 
-    func unregister(task: Int) -> TransferContext? {
+    func unregister(task: Int) -> DownloadContext? {
         guard case .download(let context) = tasks.unregister(task) else { return nil }
         return context
     }
@@ -96,7 +96,7 @@ final class TransferRegistry: Sendable {
     // MARK: - Control
 
     /// Finds a job to cancel: `.some(nil)` while it is still starting (it will not begin).
-    func cancelTarget(_ jobID: String) -> TransferContext?? {
+    func cancelTarget(_ jobID: String) -> DownloadContext?? {
         state.withLock { state in
             if state.starting.contains(jobID) {
                 state.cancelledBeforeStart.insert(jobID)
@@ -107,7 +107,7 @@ final class TransferRegistry: Sendable {
     }
 
     /// Finds a job to stop (pause): `.some(nil)` while it is still starting (it will not begin).
-    func stopTarget(_ jobID: String) -> TransferContext?? {
+    func stopTarget(_ jobID: String) -> DownloadContext?? {
         state.withLock { state in
             if state.starting.contains(jobID) {
                 if state.cancelledBeforeStart.contains(jobID) { return nil }
@@ -119,7 +119,7 @@ final class TransferRegistry: Sendable {
     }
 
     /// Marks the engine as stopping; returns what runs now.
-    func beginStoppingAll() -> [TransferContext] {
+    func beginStoppingAll() -> [DownloadContext] {
         state.withLock { state in
             state.stoppingAll = true
             return Array(state.byJob.values)
