@@ -142,14 +142,14 @@ public enum EngineEvent: Sendable {
     case interrupted(jobID: String, error: JobError, kept: StoppedTransfer, retryAfter: Double?)
     /// The transfer stopped on request (cancel, pause or shutdown); `bytes` are durable in the partial
     /// file when it was kept.
-    case stopped(jobID: String, bytes: Int64)
+    case stopped(jobID: String, bytes: Int64, reason: StopReason)
     /// A conditional download's server answered `304`: the destination is as it was.
     case unchanged(jobID: String)
 
     public var jobID: String {
         switch self {
         case .responded(let id, _, _, _, _, _, _, _, _), .checkpoint(let id, _, _, _), .completed(let id, _, _),
-            .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _), .uploaded(let id, _, _),
+            .failed(let id, _), .interrupted(let id, _, _, _), .stopped(let id, _, _), .uploaded(let id, _, _),
             .uploadProgressed(let id, _, _, _), .unchanged(let id):
             return id
         }
@@ -264,4 +264,17 @@ public struct UploadTermination: Sendable {
         self.jobURL = jobURL
         self.logger = logger
     }
+}
+
+/// Why the core asked the engine to stop a running transfer: what its end means for the job.
+public enum StopReason: String, Sendable, Equatable {
+    /// A user's pause: the job stays queued and paused, from the bytes it kept.
+    case pause
+    /// A background transfer gives its slot up to a foreground or normal job: queued again at the
+    /// front of its class.
+    case yield
+    /// A cancel: the job's record was written as cancelled by `cancel`.
+    case cancel
+    /// The daemon stops: the job stays running in the journal and resumes after the restart.
+    case shutdown
 }

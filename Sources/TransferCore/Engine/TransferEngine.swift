@@ -86,8 +86,8 @@ public final class TransferEngine: TransferDriving {
 
     /// Stops one transfer the way shutdown does: the partial file is synced and kept, and
     /// `.stopped` reports the bytes it holds, so a later start continues from them.
-    public func stop(jobID: String) -> StopOutcome {
-        uploads.stop(jobID: jobID) ?? runner.stop(jobID: jobID)
+    public func stop(jobID: String, reason: StopReason) -> StopOutcome {
+        uploads.stop(jobID: jobID, reason: reason) ?? runner.stop(jobID: jobID, reason: reason)
     }
 
     /// Drops what an interrupted transfer kept in memory for its next attempt (its job was
@@ -137,7 +137,7 @@ public protocol TransferDriving: Sendable {
     /// Cancels a transfer, unless it is landing or has just ended.
     func cancel(jobID: String) -> CancelOutcome
     /// Stops one transfer keeping its synced partial file (a pause); `.stopped` reports how far it got.
-    func stop(jobID: String) -> StopOutcome
+    func stop(jobID: String, reason: StopReason) -> StopOutcome
     /// Drops what an interrupted transfer kept in memory for its next attempt.
     func forget(jobID: String)
     /// Stops every transfer and returns how far each got.

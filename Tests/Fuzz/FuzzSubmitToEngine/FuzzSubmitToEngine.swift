@@ -130,7 +130,7 @@ final class ScriptedEngine: TransferDriving {
     }
 
     func cancel(jobID: String) -> CancelOutcome { .notRunning }
-    func stop(jobID: String) -> StopOutcome { .notRunning }
+    func stop(jobID: String, reason: StopReason) -> StopOutcome { .notRunning }
     func forget(jobID: String) {}
     func stopAll() async -> [String: StoppedTransfer] { [:] }
     func finishEvents() { continuation.finish() }

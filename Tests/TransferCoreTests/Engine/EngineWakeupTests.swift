@@ -35,9 +35,12 @@ struct EngineWakeupTests {
             seen.withLock { $0.contains { if case .completed = $0 { return true } else { return false } } }
         }
 
-        var stoppedBytes: Int64? {
+        var stoppedBytes: Int64? { stopped?.bytes }
+
+        /// What the `.stopped` report said: the bytes kept and the reason it gives.
+        var stopped: (bytes: Int64, reason: StopReason)? {
             seen.withLock { events in
-                for event in events { if case .stopped(_, let bytes) = event { return bytes } }
+                for event in events { if case .stopped(_, let bytes, let reason) = event { return (bytes, reason) } }
                 return nil
             }
         }
@@ -130,7 +133,7 @@ struct EngineWakeupTests {
         defer { directory.remove() }
         let (engine, log) = try await startPacedDownload(server, in: directory, size: 256 << 10)
         let paused = ContinuousClock.now
-        #expect(engine.stop(jobID: "paced") == .stopping)
+        #expect(engine.stop(jobID: "paced", reason: .pause) == .stopping)
         let ended = await watch(within: 60) { engine.progress(jobID: "paced") == nil }
         let stoppedAt = try #require(ended, "the transfer did not stop: \(log.description)")
         #expect(stoppedAt - paused < Self.promptly, "stopped \(stoppedAt - paused) after the pause")
@@ -138,6 +141,7 @@ struct EngineWakeupTests {
         // What it kept is whole segments: the pause ended the wait between two of them.
         let kept = try #require(log.stoppedBytes)
         #expect(kept > 0 && kept % Self.segment == 0, "\(kept)")
+        #expect(log.stopped?.reason == .pause, "the report gives the reason the stop was asked for")
         #expect(server.requests(for: "/paced.bin").allSatisfy { $0.receivedAt < paused })
         engine.finishEvents()
         try await server.shutdown()

@@ -53,7 +53,7 @@ final class ScriptedEngine: TransferDriving {
         }
         // The attempt ended as the cancel came: its end is reported by the test, not here.
         if endedJustNow { return .notRunning }
-        report(.stopped(jobID: jobID, bytes: 0))
+        report(.stopped(jobID: jobID, bytes: 0, reason: .cancel))
         return .cancelled
     }
 
@@ -74,12 +74,12 @@ final class ScriptedEngine: TransferDriving {
     /// Every job a stop was asked for, in order.
     var stopped: [String] { stops.withLock { $0.stopped } }
 
-    func stop(jobID: String) -> StopOutcome {
+    func stop(jobID: String, reason: StopReason) -> StopOutcome {
         let (outcome, bytes) = stops.withLock { stops in
             stops.stopped.append(jobID)
             return (stops.outcomes[jobID] ?? .stopping, stops.bytes[jobID] ?? 0)
         }
-        if outcome == .stopping { report(.stopped(jobID: jobID, bytes: bytes)) }
+        if outcome == .stopping { report(.stopped(jobID: jobID, bytes: bytes, reason: reason)) }
         return outcome
     }
 

@@ -27,6 +27,8 @@ final class DownloadContext: @unchecked Sendable {
 
     struct Control {
         var phase: Phase = .active
+        /// Why the core stopped it (phase `stopping`); reported with `.stopped`.
+        var stopReason: StopReason = .shutdown
         var task: URLSessionDataTask?
         /// The requests of the helper connections of a download over several (`SegmentFetch`).
         var helperTasks: [Int: URLSessionDataTask] = [:]

@@ -14,7 +14,7 @@ final class DownloadRegistry: Sendable {
         /// Of those, the ones cancelled before they began.
         var cancelledBeforeStart: Set<String> = []
         /// Of those, the ones stopped (paused) before they began: their files are kept.
-        var stoppedBeforeStart: Set<String> = []
+        var stoppedBeforeStart: [String: StopReason] = [:]
         /// Set by `stopAll`: transfers that begin from now on stop at once, keeping their files.
         var stoppingAll = false
         /// The running digests of interrupted transfers, so a retry in this run continues them
@@ -28,7 +28,7 @@ final class DownloadRegistry: Sendable {
         case cancelled
         case stopping
         /// Stopped by a pause while it was starting: nothing was written, the file is kept.
-        case stoppedBeforeStart
+        case stoppedBeforeStart(StopReason)
         case run
     }
 
@@ -60,10 +60,10 @@ final class DownloadRegistry: Sendable {
         state.withLock { state in
             state.starting.remove(jobID)
             if state.cancelledBeforeStart.remove(jobID) != nil {
-                state.stoppedBeforeStart.remove(jobID)
+                state.stoppedBeforeStart.removeValue(forKey: jobID)
                 return (.cancelled, nil)
             }
-            if state.stoppedBeforeStart.remove(jobID) != nil { return (.stoppedBeforeStart, nil) }
+            if let reason = state.stoppedBeforeStart.removeValue(forKey: jobID) { return (.stoppedBeforeStart(reason), nil) }
             if state.stoppingAll, let stopped {
                 state.stopped[jobID] = stopped
                 return (.stopping, nil)
@@ -107,11 +107,11 @@ final class DownloadRegistry: Sendable {
     }
 
     /// Finds a job to stop (pause): `.some(nil)` while it is still starting (it will not begin).
-    func stopTarget(_ jobID: String) -> DownloadContext?? {
+    func stopTarget(_ jobID: String, reason: StopReason) -> DownloadContext?? {
         state.withLock { state in
             if state.starting.contains(jobID) {
                 if state.cancelledBeforeStart.contains(jobID) { return nil }
-                state.stoppedBeforeStart.insert(jobID)
+                state.stoppedBeforeStart[jobID] = reason
                 return .some(nil)
             }
             return state.byJob[jobID].map { .some($0) } ?? nil

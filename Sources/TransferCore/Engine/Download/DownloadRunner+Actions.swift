@@ -189,7 +189,7 @@ extension DownloadRunner {
     func finishCancelled(_ context: DownloadContext) {
         closeHelpers(context)
         context.sink.file.unlink()
-        events.yield(.stopped(jobID: context.request.jobID, bytes: 0))
+        events.yield(.stopped(jobID: context.request.jobID, bytes: 0, reason: .cancel))
         registry.remove(context.request.jobID)
     }
 
@@ -208,7 +208,7 @@ extension DownloadRunner {
                     jobID: context.request.jobID, bytes: kept, parts: parts,
                     generation: context.sink.generation.load(ordering: .sequentiallyConsistent)))
         }
-        events.yield(.stopped(jobID: context.request.jobID, bytes: kept))
+        events.yield(.stopped(jobID: context.request.jobID, bytes: kept, reason: context.control.withLock(\.stopReason)))
         registry.remove(context.request.jobID)
     }
 

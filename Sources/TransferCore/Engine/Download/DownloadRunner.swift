@@ -74,8 +74,8 @@ final class DownloadRunner: @unchecked Sendable {
     }
 
     /// Stops one transfer as shutdown would, keeping its synced partial file.
-    func stop(jobID: String) -> StopOutcome {
-        guard let found = registry.stopTarget(jobID) else { return .notRunning }
+    func stop(jobID: String, reason: StopReason) -> StopOutcome {
+        guard let found = registry.stopTarget(jobID, reason: reason) else { return .notRunning }
         guard let context = found else { return .stopping }
         let (outcome, moved): (StopOutcome, Bool) = context.control.withLock { control in
             switch control.phase {
@@ -83,6 +83,7 @@ final class DownloadRunner: @unchecked Sendable {
             case .cancelling, .stopping: return (.notRunning, false)
             case .active, .backedUp:
                 control.phase = .stopping
+                control.stopReason = reason
                 control.cancelTasks()
                 return (.stopping, true)
             }
@@ -126,12 +127,12 @@ final class DownloadRunner: @unchecked Sendable {
             case .opened(.failure(let failure)): failure.removePartialFile(request)
             case .refused: PartialFile.remove(request.partialPath, roots: request.allowedRoots)
             }
-            events.yield(.stopped(jobID: request.jobID, bytes: 0))
+            events.yield(.stopped(jobID: request.jobID, bytes: 0, reason: .cancel))
         case .stopping:
-            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? 0))
-        case .stoppedBeforeStart:
+            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? 0, reason: .shutdown))
+        case .stoppedBeforeStart(let reason):
             // Nothing was written: what the last checkpoint holds is still there for the next start.
-            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? request.resumeFrom))
+            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? request.resumeFrom, reason: reason))
         case .run:
             if let context {
                 perform(context.attempt.proceed(), context)

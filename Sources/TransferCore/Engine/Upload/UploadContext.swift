@@ -14,8 +14,9 @@ final class UploadContext: @unchecked Sendable {
         case active
         /// Cancelled by the user.
         case cancelling
-        /// Stopped for shutdown: the upload starts again after the restart.
-        case stopping
+        /// Stopped by the core (a pause, a yield, shutdown): a plain upload starts again from byte
+        /// 0, a resumable one from the offset the server reports.
+        case stopping(StopReason)
         /// Stopped by the engine (a time limit, the low-speed limit): the upload ends with this failure.
         case failing(TransferFailure)
     }

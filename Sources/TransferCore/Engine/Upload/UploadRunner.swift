@@ -20,7 +20,8 @@ final class UploadRunner: @unchecked Sendable {
     private struct State {
         var byJob: [String: UploadContext] = [:]
         var starting: Set<String> = []
-        var cancelledBeforeStart: Set<String> = []
+        /// Jobs stopped or cancelled while starting, and why: they will not send.
+        var cancelledBeforeStart: [String: StopReason] = [:]
         var stoppingAll = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
         var isIdle: Bool { byJob.isEmpty && starting.isEmpty }
@@ -81,19 +82,20 @@ final class UploadRunner: @unchecked Sendable {
         settings.fileName = plan.fileName
         settings.method = plan.method
         settings.contentDigest = plan.contentDigest
-        enum Start { case stop, refuse(TransferFailure), run(UploadContext) }
+        enum Start { case stop(StopReason), refuse(TransferFailure), run(UploadContext) }
         let decision: Start = state.withLock { state in
             state.starting.remove(jobID)
-            if state.cancelledBeforeStart.remove(jobID) != nil || state.stoppingAll { return .stop }
+            if let reason = state.cancelledBeforeStart.removeValue(forKey: jobID) { return .stop(reason) }
+            if state.stoppingAll { return .stop(.shutdown) }
             if let refusal { return .refuse(refusal) }
             let context = UploadContext(request: request, plan: plan, attempt: UploadAttempt(settings: settings), queues: queues)
             state.byJob[jobID] = context
             return .run(context)
         }
         switch decision {
-        case .stop:
+        case .stop(let reason):
             rates.leave(jobID)
-            events.yield(.stopped(jobID: jobID, bytes: 0))
+            events.yield(.stopped(jobID: jobID, bytes: 0, reason: reason))
             releaseStopWaitersIfIdle()
         case .refuse(let failure):
             rates.leave(jobID)
@@ -132,7 +134,7 @@ final class UploadRunner: @unchecked Sendable {
 
     /// nil when the job is not an upload this runner knows.
     func cancel(jobID: String) -> CancelOutcome? {
-        guard let context = claim(jobID) else { return nil }
+        guard let context = claim(jobID, for: .cancel) else { return nil }
         _ = context?.stop(as: .cancelling)
         return .cancelled
     }
@@ -140,10 +142,10 @@ final class UploadRunner: @unchecked Sendable {
     /// The running upload `jobID` (nil inside: it is still starting, and now will not send);
     /// nil when this runner does not know the job. A job stopped before it began is reported as
     /// `.stopped`.
-    private func claim(_ jobID: String) -> UploadContext?? {
+    private func claim(_ jobID: String, for reason: StopReason) -> UploadContext?? {
         state.withLock { state in
             if state.starting.contains(jobID) {
-                state.cancelledBeforeStart.insert(jobID)
+                state.cancelledBeforeStart[jobID] = reason
                 return .some(nil)
             }
             return state.byJob[jobID].map { .some($0) }
@@ -153,10 +155,10 @@ final class UploadRunner: @unchecked Sendable {
     /// Stops one upload (a pause); nil when the job is not an upload this runner knows. A plain
     /// upload keeps nothing: it is sent from byte 0 when resumed; a resumable one continues from
     /// the offset the server reports.
-    func stop(jobID: String) -> StopOutcome? {
-        guard let context = claim(jobID) else { return nil }
+    func stop(jobID: String, reason: StopReason) -> StopOutcome? {
+        guard let context = claim(jobID, for: reason) else { return nil }
         guard let context else { return .stopping }
-        return context.stop(as: .stopping) ? .stopping : .notRunning
+        return context.stop(as: .stopping(reason)) ? .stopping : .notRunning
     }
 
     func stopAll() async {
@@ -164,7 +166,7 @@ final class UploadRunner: @unchecked Sendable {
             state.stoppingAll = true
             return Array(state.byJob.values)
         }
-        for context in running { _ = context.stop(as: .stopping) }
+        for context in running { _ = context.stop(as: .stopping(.shutdown)) }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now: Bool = state.withLock { state in
                 if state.isIdle { return true }
@@ -366,7 +368,13 @@ final class UploadRunner: @unchecked Sendable {
             perform([failure.retryable ? .retryLater(failure) : .fail(failure.error)], context)
             return
         }
-        end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes))
+        let reason: StopReason
+        switch context.phase {
+        case .stopping(let why): reason = why
+        case .cancelling: reason = .cancel
+        case .active, .failing: reason = .shutdown
+        }
+        end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes, reason: reason))
     }
 
     /// The uploads running now.

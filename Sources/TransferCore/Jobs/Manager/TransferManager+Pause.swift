@@ -48,7 +48,7 @@ extension TransferManager {
         // Stopped before the records are synced: the stop's own report is applied only after
         // the flag is set, and a crash meanwhile restarts the job from its checkpoint, paused or not.
         for id in toStop where jobs[id]?.state == .running && jobs[id]?.paused == true {
-            switch engine.stop(jobID: id) {
+            switch engine.stop(jobID: id, reason: .pause) {
             case .stopping:
                 running[id]?.stopping = .pause
             case .landing:

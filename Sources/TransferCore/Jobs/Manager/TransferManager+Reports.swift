@@ -90,18 +90,19 @@ extension TransferManager {
                 return
             }
             retryOrFail(job, error: error, retryAfter: retryAfter)
-        case .stopped(_, let bytes):
+        case .stopped(_, let bytes, let reason):
             defer { transferEnded(job.id) }
             // A cancelled job's record was written by `cancel`.
             guard job.state == .running else { return }
             countReceived(job.id, upTo: bytes)
             job.checkpointBytes = bytes
-            switch running[job.id]?.stopping {
+            // The engine reports the reason the core gave it (shutdown's when the core gave none).
+            switch running[job.id]?.stopping ?? reason {
             case .pause:
                 stoppedForPause(job, error: nil)
             case .yield:
                 yielded(job)
-            case .shutdown, .cancel, nil:
+            case .shutdown, .cancel:
                 // Stopped for shutdown: it stays running in the journal and resumes on restart.
                 job.logAttempt(.stopped)
                 save(job)

@@ -102,7 +102,7 @@ extension TransferManager {
     func yieldSlotsToWaitingJobs() {
         guard acceptingWork, !held, running.values.contains(where: { $0.stopping == nil }) else { return }
         for yield in scheduler.yields(queue: queue, running: slots(), isStartable: isStartable) {
-            switch engine.stop(jobID: yield.victim) {
+            switch engine.stop(jobID: yield.victim, reason: .yield) {
             case .stopping:
                 running[yield.victim]?.stopping = .yield
                 logger(forJob: yield.victim).info("background transfer yields its slot", metadata: ["to": "\(yield.forJob)"])

@@ -1,16 +1,3 @@
-/// Why the core asked the engine to stop a running transfer: what its end means for the job.
-enum StopReason: Sendable, Equatable {
-    /// A user's pause: the job stays queued and paused, from the bytes it kept.
-    case pause
-    /// A background transfer gives its slot up to a foreground or normal job: queued again at the
-    /// front of its class.
-    case yield
-    /// A cancel: the job's record was written as cancelled by `cancel`.
-    case cancel
-    /// The daemon stops: the job stays running in the journal and resumes after the restart.
-    case shutdown
-}
-
 /// What the core keeps about one running transfer, from `schedule` starting it to
 /// `transferEnded`: everything here goes when it ends, in one step.
 struct RunningTransfer {
