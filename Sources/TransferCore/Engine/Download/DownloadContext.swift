@@ -11,24 +11,25 @@ import Synchronization
 /// delegate queue (`wakeup` checks that itself); what other threads read or change is in `control` (locked) or in the sink's atomics.
 final class DownloadContext: @unchecked Sendable {
     /// Why the transfer is not simply running.
-    enum Phase: Equatable {
+    enum Phase: Hashable {
         case active
         /// Back-pressure, not a user's pause: its request was cancelled to let the delegate queue
         /// (and the disk) catch up; it continues with a ranged request once they have.
         case backedUp
         /// Cancelled by the user: the partial file is removed.
         case cancelling
-        /// Stopped by the core (a user's pause, a background job's yield, shutdown): the partial
-        /// file is synced and kept.
-        case stopping
+        /// Stopped by the core (a user's pause, a background job's yield, shutdown), which
+        /// `.stopped` reports: the partial file is synced and kept.
+        case stopping(StopReason)
         /// Moving the file into place: it can no longer be cancelled.
         case landing
+
+        /// Whether the transfer goes on: fetching, or held back until the backlog drains.
+        var isUnderWay: Bool { self == .active || self == .backedUp }
     }
 
     struct Control {
         var phase: Phase = .active
-        /// Why the core stopped it (phase `stopping`); reported with `.stopped`.
-        var stopReason: StopReason = .shutdown
         var task: URLSessionDataTask?
         /// The requests of the helper connections of a download over several (`SegmentFetch`).
         var helperTasks: [Int: URLSessionDataTask] = [:]

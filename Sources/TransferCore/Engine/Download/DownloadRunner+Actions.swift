@@ -156,7 +156,7 @@ extension DownloadRunner {
     func continueWhenPaced(_ context: DownloadContext, at due: UInt64) {
         queues.assertOnDelegate()
         let phase = context.phase
-        guard phase == .active || phase == .backedUp else {
+        guard phase.isUnderWay else {
             completeStop(context)
             return
         }
@@ -193,13 +193,21 @@ extension DownloadRunner {
         registry.remove(context.request.jobID)
     }
 
-    func finishStopped(_ context: DownloadContext) {
+    /// Closes the helpers and syncs the partial file: what a later attempt can continue from (the
+    /// last checkpoint's when the sync fails), and whether the sync succeeded.
+    private func keepDurable(_ context: DownloadContext) -> (kept: StoppedTransfer, synced: Bool) {
         let ranges = closeHelpers(context)
-        let (kept, synced) = context.sink.syncNow(offset: context.attempt.offset)
+        let (bytes, synced) = context.sink.syncNow(offset: context.attempt.offset)
         let parts = synced ? ranges : context.segments?.lastCheckpointParts ?? context.keptParts
+        let kept = StoppedTransfer(bytes: bytes, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes, parts: parts)
+        return (kept, synced)
+    }
+
+    func finishStopped(_ context: DownloadContext) {
+        let (stopped, _) = keepDurable(context)
+        let (kept, parts) = (stopped.bytes, stopped.parts)
         // Recorded here too (not only as an event), so a shutdown records what a resume needs even
         // when the core has not yet applied earlier events.
-        let stopped = StoppedTransfer(bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes, parts: parts)
         registry.recordStopped(context.request.jobID, stopped)
         if context.request.segments > 1 {
             // The ranges past the offset, for the core to keep with the job.
@@ -208,15 +216,15 @@ extension DownloadRunner {
                     jobID: context.request.jobID, bytes: kept, parts: parts,
                     generation: context.sink.generation.load(ordering: .sequentiallyConsistent)))
         }
-        events.yield(.stopped(jobID: context.request.jobID, bytes: kept, reason: context.control.withLock(\.stopReason)))
+        let reason = if case .stopping(let reason) = context.phase { reason } else { StopReason.shutdown }
+        events.yield(.stopped(jobID: context.request.jobID, bytes: kept, reason: reason))
         registry.remove(context.request.jobID)
     }
 
     /// Syncs the partial file and reports how far it got, for a later attempt to continue.
     func interrupt(_ context: DownloadContext, _ failure: TransferFailure) {
-        let ranges = closeHelpers(context)
-        let (kept, synced) = context.sink.syncNow(offset: context.attempt.offset)
-        let parts = synced ? ranges : context.segments?.lastCheckpointParts ?? context.keptParts
+        let (stopped, synced) = keepDurable(context)
+        let kept = stopped.bytes
         let jobID = context.request.jobID
         if synced {
             registry.suspend(
@@ -228,10 +236,7 @@ extension DownloadRunner {
         context.request.logger.info("transfer interrupted", metadata: ["bytes": "\(kept)", "error": "\(failure.error.message)"])
         events.yield(
             .interrupted(
-                jobID: jobID, error: failure.error,
-                kept: StoppedTransfer(
-                    bytes: kept, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes, parts: parts),
-                retryAfter: failure.retryAfter))
+                jobID: jobID, error: failure.error, kept: stopped, retryAfter: failure.retryAfter))
         registry.remove(jobID)
         HeapPolicy.transferEnded(bytes: kept)
     }

@@ -40,8 +40,13 @@ extension DownloadRunner {
             helperReceived(worker, data, task: task, context)
             return
         }
+        // A stopping transfer keeps what is on its way: it is synced and kept.
         let phase = context.phase
-        guard phase == .active || phase == .backedUp || phase == .stopping, context.attempt.acceptsBody else { return }
+        switch phase {
+        case .active, .backedUp, .stopping: break
+        case .cancelling, .landing: return
+        }
+        guard context.attempt.acceptsBody else { return }
         let offset = context.attempt.offset + Int64(data.count)
         do throws(FileIOError) {
             try context.sink.write(data)

@@ -46,7 +46,7 @@ extension DownloadRunner {
     func fillHelpers(_ context: DownloadContext) {
         guard let fetch = context.segments, !fetch.closed, !fetch.refused else { return }
         let phase = context.phase
-        guard phase == .active || phase == .backedUp else { return }
+        guard phase.isUnderWay else { return }
         while fetch.helpers.count < fetch.width, takeWork(fetch.nextWorker, context) {
             fetch.nextWorker += 1
         }
@@ -100,7 +100,7 @@ extension DownloadRunner {
         fetch.workerByTask[id] = worker
         registry.register(task: id, for: context)
         let sent: Bool = context.control.withLock { control in
-            guard control.phase == .active || control.phase == .backedUp else { return false }
+            guard control.phase.isUnderWay else { return false }
             control.helperTasks[id] = task
             task.resume()
             return true
@@ -154,7 +154,7 @@ extension DownloadRunner {
     func helperReceived(_ worker: Int, _ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
         guard let fetch = context.segments, !fetch.closed, var helper = fetch.helpers[worker], helper.accepted else { return }
         let phase = context.phase
-        guard phase == .active || phase == .backedUp else { return }
+        guard phase.isUnderWay else { return }
         let count = min(Int64(data.count), helper.end - helper.offset)
         guard count > 0 else { return }
         let file = context.sink.file
@@ -196,7 +196,7 @@ extension DownloadRunner {
         queues.assertOnDelegate()
         guard let fetch = context.segments, !fetch.closed, fetch.helpers[worker] != nil else { return }
         let phase = context.phase
-        guard phase == .active || phase == .backedUp else {
+        guard phase.isUnderWay else {
             retireHelper(worker, context)
             return
         }
@@ -219,7 +219,7 @@ extension DownloadRunner {
         context.control.withLock { _ = $0.helperTasks.removeValue(forKey: task.taskIdentifier) }
         guard !fetch.closed, let helper = fetch.helpers[worker] else { return }
         let phase = context.phase
-        guard phase == .active || phase == .backedUp else {
+        guard phase.isUnderWay else {
             retireHelper(worker, context)
             return
         }

@@ -41,7 +41,7 @@ extension DownloadRunner {
         queues.assertOnDelegate()
         guard let fetch = context.segments else { return }
         let phase = context.phase
-        guard phase == .active || phase == .backedUp else {
+        guard phase.isUnderWay else {
             completeStop(context)
             return
         }
@@ -78,7 +78,7 @@ extension DownloadRunner {
     func absorb(_ context: DownloadContext, _ range: ByteRange, from start: Int64) {
         guard let fetch = context.segments else { return }
         let phase = context.phase
-        guard phase == .active || phase == .backedUp else {
+        guard phase.isUnderWay else {
             completeStop(context)
             return
         }

@@ -82,8 +82,7 @@ final class DownloadRunner: @unchecked Sendable {
             case .landing: return (.landing, false)
             case .cancelling, .stopping: return (.notRunning, false)
             case .active, .backedUp:
-                control.phase = .stopping
-                control.stopReason = reason
+                control.phase = .stopping(reason)
                 control.cancelTasks()
                 return (.stopping, true)
             }
@@ -93,7 +92,7 @@ final class DownloadRunner: @unchecked Sendable {
     }
 
     func stopAll() async -> [String: StoppedTransfer] {
-        for context in registry.beginStoppingAll() where context.move(from: [.active, .backedUp], to: .stopping, cancellingTask: true) {
+        for context in registry.beginStoppingAll() where context.move(from: [.active, .backedUp], to: .stopping(.shutdown), cancellingTask: true) {
             context.wakeup.wake()
         }
         return await registry.waitUntilIdle()
