@@ -9,28 +9,18 @@ import Synchronization
 /// - the I/O queue (concurrent): what blocks — opening destinations, reading a prefix to hash,
 ///   resolving names for the host rules, syncing partial files, landing.
 ///
-/// `@unchecked Sendable`: both queues are thread-safe; the references never change; the backlog
-/// waiters are behind their lock.
+/// `@unchecked Sendable`: both queues are thread-safe; the references never change.
 final class EngineQueues: @unchecked Sendable {
-    /// Work waiting for the delegate queue's backlog to fall to `lowWater`.
-    private struct BacklogWaiter {
-        let lowWater: Int
-        let resume: @Sendable () -> Void
-    }
-
     /// URLSession's delegate queue (serial). Not given an `underlyingQueue`: with one, the
     /// OperationQueue hands operations on as they are added, so its count no longer shows the
     /// backlog that back-pressure relies on (measured: 196 MiB peak instead of 109 for 1 GiB).
     let delegate: DelegateQueue
     let io = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
-    private let backlogWaiters = Mutex<[BacklogWaiter]>([])
-    private let hasBacklogWaiters = Atomic<Bool>(false)
 
     init() {
         delegate = DelegateQueue()
         delegate.name = "transferd.engine.delegate"
         delegate.maxConcurrentOperationCount = 1
-        delegate.operationEnding = { [weak self] in self?.resumeBacklogWaiters() }
     }
 
     /// Runs `work` on the delegate queue, after what is queued there.
@@ -51,25 +41,8 @@ final class EngineQueues: @unchecked Sendable {
     /// falls when an operation ends, so that is where waiters are looked at: no timer.
     func whenBacklog(atMost lowWater: Int, _ resume: @escaping @Sendable () -> Void) {
         assertOnDelegate()
-        backlogWaiters.withLock { waiters in
-            // An operation counts itself while it runs, so a mark below 1 would never be reached.
-            waiters.append(BacklogWaiter(lowWater: max(lowWater, 1), resume: resume))
-            hasBacklogWaiters.store(true, ordering: .relaxed)
-        }
-    }
-
-    /// At the end of each operation on the delegate queue (still on it): resumes the waiters whose
-    /// mark the backlog is down to, in the order they came.
-    private func resumeBacklogWaiters() {
-        guard hasBacklogWaiters.load(ordering: .relaxed) else { return }
-        let backlog = delegate.operationCount
-        let due: [BacklogWaiter] = backlogWaiters.withLock { waiters in
-            let due = waiters.filter { backlog <= $0.lowWater }
-            if !due.isEmpty { waiters.removeAll { backlog <= $0.lowWater } }
-            hasBacklogWaiters.store(!waiters.isEmpty, ordering: .relaxed)
-            return due
-        }
-        for waiter in due { waiter.resume() }
+        // An operation counts itself while it runs, so a mark below 1 would never be reached.
+        delegate.backlogWaiters.whenAtMost(max(lowWater, 1), level: { delegate.operationCount }, resume)
     }
 
     func assertOnDelegate() {
@@ -81,19 +54,19 @@ final class EngineQueues: @unchecked Sendable {
     }
 }
 
-/// The engine's delegate queue: an `OperationQueue` that calls `operationEnding` at the end of each
-/// operation, on the queue. Every operation comes through `addOperation(_:)` with a closure:
-/// URLSession's callbacks (FoundationNetworking queues each so) and the engine's own work.
+/// The engine's delegate queue: an `OperationQueue` that, at the end of each operation and still
+/// on the queue, runs the work waiting for its backlog to come down (`backlogWaiters`). Every
+/// operation comes through `addOperation(_:)` with a closure: URLSession's callbacks
+/// (FoundationNetworking queues each so) and the engine's own work.
 ///
-/// `@unchecked Sendable`: `operationEnding` is set once, before the queue is handed to URLSession.
+/// `@unchecked Sendable`: an `OperationQueue` is thread-safe; `backlogWaiters` is `Sendable`.
 final class DelegateQueue: OperationQueue, @unchecked Sendable {
-    var operationEnding: (@Sendable () -> Void)?
+    let backlogWaiters = LevelWaiters()
 
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        let ending = operationEnding
         super.addOperation {
             block()
-            ending?()
+            self.backlogWaiters.levelFell(to: { self.operationCount })
         }
     }
 }

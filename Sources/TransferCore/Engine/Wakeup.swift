@@ -31,10 +31,10 @@ final class Wakeup: @unchecked Sendable {
         self.queues = queues
     }
 
-    /// Whether the transfer waits for `reason` now (delegate queue).
+    /// Whether the transfer waits for `reason` now. On the delegate queue only; not checked here,
+    /// as a helper's every chunk asks.
     func isWaiting(for reason: Reason) -> Bool {
-        queues.assertOnDelegate()
-        return parked?.reason == reason
+        parked?.reason == reason
     }
 
     /// Waits for `reason`: `resume` runs on the delegate queue once, at `deadline` (the monotonic

@@ -103,7 +103,7 @@ final class StreamingDigest: @unchecked Sendable {
     /// Bytes handed to `feed` and not hashed yet.
     private let pendingBytes = Atomic<Int>(0)
     /// Work waiting for the backlog to fall below a mark (`whenPending(below:_:)`).
-    private let waiters = Mutex<[(below: Int, resume: @Sendable () -> Void)]>([])
+    private let waiters = LevelWaiters()
 
     init(_ digest: FileDigest) {
         self.digest = digest
@@ -117,32 +117,14 @@ final class StreamingDigest: @unchecked Sendable {
             self.digest.update(block.bytes)
             self.pendingBytes.subtract(count, ordering: .relaxed)
             done(block)
-            self.resumeWaitersBelow()
+            self.waiters.levelFell(to: { self.pending })
         }
     }
 
     /// Runs `resume` once fewer than `units` 16 KiB chunks wait to be hashed: at once when that is
     /// so already, else on the digest's queue as soon as hashing brings the backlog below it.
     func whenPending(below units: Int, _ resume: @escaping @Sendable () -> Void) {
-        // Read under the lock the hashing side takes after each block, so a block hashed between
-        // the reading and the waiting cannot go unseen.
-        let now: Bool = waiters.withLock { waiters in
-            if pending < units { return true }
-            waiters.append((units, resume))
-            return false
-        }
-        if now { resume() }
-    }
-
-    private func resumeWaitersBelow() {
-        let due: [@Sendable () -> Void] = waiters.withLock { waiters in
-            guard !waiters.isEmpty else { return [] }
-            let backlog = pending
-            let due = waiters.filter { backlog < $0.below }.map { $0.resume }
-            if !due.isEmpty { waiters.removeAll { backlog < $0.below } }
-            return due
-        }
-        for resume in due { resume() }
+        waiters.whenAtMost(units - 1, level: { pending }, resume)
     }
 
     /// Bytes waiting to be hashed, in 16 KiB chunks (the unit of the delegate queue's backlog).
