@@ -17,11 +17,11 @@ extension JobTable {
         return .put(key: job.journalKey, value: value)
     }
 
-    /// Changes job `id` with `change`, stores it and returns the journal change that records it,
-    /// with the record as it is now; nil when there is no such job.
-    mutating func update(_ id: String, _ change: (inout JobRecord) -> Void) throws(CoreError) -> (change: Journal.Change, job: JobRecord)? {
+    /// Changes job `id` with `change`, stores it and returns the journal change that records it;
+    /// nil when there is no such job.
+    mutating func update(_ id: String, _ change: (inout JobRecord) -> Void) throws(CoreError) -> Journal.Change? {
         guard var job = self[id] else { return nil }
         change(&job)
-        return (try update(job), job)
+        return try update(job)
     }
 }

@@ -148,7 +148,7 @@ extension TransferManager {
         var changes: [Journal.Change] = []
         let due = jobs.unacknowledged(owner: caller, session: session).filter { ($0.summary.eventSeq ?? .max) <= seq }
         for (id, _) in due {
-            if let (change, _) = try jobs.update(id, { $0.acknowledged = true }) { changes.append(change) }
+            if let change = try jobs.update(id, { $0.acknowledged = true }) { changes.append(change) }
         }
         do {
             try await commit(changes)
@@ -178,9 +178,10 @@ extension TransferManager {
     /// run again after a restart.
     /// `jobID` is the job as events show it, or its key; `UID:ID` names it unambiguously.
     public func hookFinished(jobID: String) async {
-        guard let key = jobKey(jobID, caller: 0), jobs[key]?.hookPending == true,
-            let (change, _) = try? jobs.update(key, { $0.hookPending = nil })
-        else { return }
+        // A finished job's record is read from the journal: once.
+        guard let key = jobKey(jobID, caller: 0), var job = jobs[key], job.hookPending == true else { return }
+        job.hookPending = nil
+        guard let change = try? jobs.update(job) else { return }
         try? await commit([change])
     }
 

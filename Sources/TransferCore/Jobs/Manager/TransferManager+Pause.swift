@@ -53,7 +53,7 @@ extension TransferManager {
                 running[id]?.stopping = .pause
             case .landing:
                 // The file is complete and being moved into place: it completes.
-                if let (change, _) = try? jobs.update(id, { $0.paused = nil }) { changes.append(change) }
+                if let change = try? jobs.update(id, { $0.paused = nil }) { changes.append(change) }
             case .notRunning:
                 // Its end is on its way: an interruption holds it paused; a completion or failure ends it.
                 break
