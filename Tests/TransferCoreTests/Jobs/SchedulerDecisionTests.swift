@@ -21,8 +21,7 @@ import TransferProtocol
 
     static func slot(_ id: String, _ host: String, background: Bool = true, order: UInt64 = 100, stopping: StopReason? = nil) -> Scheduler.Slot {
         Scheduler.Slot(
-            id: id, host: host, key: key(background ? .background : .normal, order), isBackground: background,
-            isStopping: stopping != nil, isYielding: stopping == .yield)
+            id: id, host: host, key: key(background ? .background : .normal, order), isBackground: background, stopping: stopping)
     }
 
     @Test func theFirstJobWhoseHostHasRoomStartsAndTheOthersKeepTheirPlace() {

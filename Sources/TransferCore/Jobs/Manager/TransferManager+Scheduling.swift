@@ -87,8 +87,7 @@ extension TransferManager {
             let job = jobs[id]
             return Scheduler.Slot(
                 id: id, host: transfer.host, key: job.map { Self.queueKey($0) } ?? QueueKey(rank: 0, lane: 0, position: 0, order: 0),
-                isBackground: job?.state == .running && job?.priorityClass == .background,
-                isStopping: transfer.stopping != nil, isYielding: transfer.stopping == .yield)
+                isBackground: job?.state == .running && job?.priorityClass == .background, stopping: transfer.stopping)
         }
     }
 
@@ -100,7 +99,11 @@ extension TransferManager {
     /// Asks the running background transfers the scheduler picks to stop for the jobs waiting
     /// for their slot. Each is queued again when the engine reports it stopped.
     func yieldSlotsToWaitingJobs() {
-        guard acceptingWork, !held, running.values.contains(where: { $0.stopping == nil }) else { return }
+        // Only a foreground or normal job at the head of the queue can make a transfer yield: the
+        // running ones are looked at (their records read) only then.
+        guard acceptingWork, !held, !queue.isEmpty, queue[0].key.rank < JobPriority.background.rank,
+            running.values.contains(where: { $0.stopping == nil })
+        else { return }
         for yield in scheduler.yields(queue: queue, running: slots(), isStartable: isStartable) {
             switch engine.stop(jobID: yield.victim, reason: .yield) {
             case .stopping:

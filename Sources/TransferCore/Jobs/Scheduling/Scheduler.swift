@@ -15,10 +15,8 @@ struct Scheduler {
         /// Where it would stand in the queue (the order yields are chosen in: the last first).
         var key: QueueKey
         var isBackground: Bool
-        /// Whether it is stopping already (a pause, a yield, a cancel).
-        var isStopping: Bool
-        /// Whether it is stopping to yield its slot (its slot counts as free).
-        var isYielding: Bool
+        /// Why it is stopping already, if it is; one that yields has its slot count as free.
+        var stopping: StopReason?
     }
 
     /// A background transfer asked to stop so that `forJob` can start.
@@ -63,11 +61,11 @@ struct Scheduler {
     /// want of a slot or of a connection to their host: one transfer per waiting job, the last in
     /// queue order first, one to the same host when the host is what the job waits for.
     func yields(queue: JobQueue, running slots: [Slot], isStartable: (String) -> Bool) -> [Yield] {
-        var candidates = slots.filter { $0.isBackground && !$0.isStopping }
+        var candidates = slots.filter { $0.isBackground && $0.stopping == nil }
         guard !candidates.isEmpty else { return [] }
         candidates.sort { $0.key < $1.key }
         var perHost = Self.perHost(slots.lazy.map(\.host))
-        let yielding = slots.filter(\.isYielding)
+        let yielding = slots.filter { $0.stopping == .yield }
         for slot in yielding { perHost[slot.host, default: 0] -= 1 }
         // Slots free now, or once the transfers already yielding have stopped.
         var free = maxConcurrent - slots.count + yielding.count
