@@ -60,6 +60,7 @@ final class Nginx: @unchecked Sendable {
                 location /coded/ { add_header Content-Encoding gzip; }
                 location = /moved { return 302 "sub/../f%C3%BCr%20x.bin?b=%2F"; }
                 location /dav/ { dav_methods PUT; create_full_put_path on; client_max_body_size 64m; }
+                location /slow/ { limit_rate 2m; }
               }
               server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
