@@ -61,7 +61,7 @@ PIDS+=($!)
 for _ in $(seq 100); do [[ -s $SCRATCH/port ]] && break; sleep 0.05; done
 URL="http://127.0.0.1:$(cat "$SCRATCH/port")/file"
 
-printf '{"allowed_roots": ["%s"], "max_jobs_per_user": 10000000, "max_concurrent_transfers": 4, "max_request_bytes": 16777216, "log_level": "warning"}\n' \
+printf '{"allowed_roots": ["%s"], "max_jobs_per_user": 10000000, "journal_bytes_per_user": 4294967296, "max_concurrent_transfers": 4, "max_request_bytes": 16777216, "log_level": "warning"}\n' \
     "$SCRATCH" >"$SCRATCH/transferd.json"
 
 # daemon NAME: starts transferd on $SCRATCH/NAME (its journal may be filled already); sets SOCKET and PID.
