@@ -165,7 +165,9 @@ class Run:
             try:
                 if "result" in rpc(self.sock, "version", timeout=2):
                     return True
-            except OSError:
+            except (OSError, ValueError):
+                # Not listening yet, or the connection closed without an answer (a daemon that
+                # stops on the injected fault does that): the next turn sees whether it exited.
                 pass
             time.sleep(0.05)
         return False
