@@ -241,23 +241,18 @@ struct DownloadAttempt: Sendable {
             }
             totalBytes = response.expectedContentLength
         case 206:
-            guard let range = ContentRange(response.contentRange), range.start == offset else {
-                // The server's ranges cannot be trusted: fetch the whole file in one piece.
+            switch rangeFit(response, from: offset) {
+            case .misplaced, .unvalidated:
+                // The server's ranges cannot be trusted, or a later range could come from a
+                // changed file: fetch the whole file in one piece instead of stitching ranges.
                 rangesUsable = false
                 return restart()
-            }
-            // Another size: another version of the file.
-            guard totalBytes == nil || range.total == nil || range.total == totalBytes else { return restart() }
-            // The server ignored If-Range and sent a range of a different version.
-            if offset > 0, let asked = validator, response.validator != asked { return restart() }
-            if response.validator == nil, validator == nil, range.end + 1 < (range.total ?? Int64.max) {
-                // Without a validator, a later range could come from a changed file: fetch the
-                // file in one piece instead of stitching ranges together.
-                rangesUsable = false
+            case .otherVersion:
                 return restart()
+            case .fits(let range):
+                totalBytes = range.total ?? totalBytes
+                segmentEnd = range.end
             }
-            totalBytes = range.total ?? totalBytes
-            segmentEnd = range.end
         case 416:
             let total = UnsatisfiedRange(response.contentRange)?.total
             let sameVersion = validator != nil && (response.validator == nil || response.validator == validator)

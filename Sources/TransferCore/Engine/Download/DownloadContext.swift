@@ -31,7 +31,7 @@ final class DownloadContext: @unchecked Sendable {
     struct Control {
         var phase: Phase = .active
         var task: URLSessionDataTask?
-        /// The requests of the helper connections of a download over several (`SegmentFetch`).
+        /// The requests of the helper connections of a download over several (`HelperConnections`).
         var helperTasks: [Int: URLSessionDataTask] = [:]
 
         /// Cancels the attempt's request and every helper's.
@@ -58,7 +58,7 @@ final class DownloadContext: @unchecked Sendable {
     /// Ranges past the offset kept from earlier attempts, until the helpers start with them.
     var keptParts: [ByteRange] = []
     /// The helper connections, once the server's first answer allowed them (`segments` > 1).
-    var segments: SegmentFetch?
+    var segments: HelperConnections?
     /// Where the attempt's current (or last) request ends, exclusive.
     var leadAsked: Int64 = 0
     /// A conditional download's validators from the server, stamped on the landed file.

@@ -11,7 +11,7 @@ extension DownloadRunner {
 
     func received(_ response: URLResponse, task: URLSessionDataTask, _ context: DownloadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
-        if let worker = context.segments?.workerByTask[task.taskIdentifier] { return helperResponded(worker, response, context) }
+        if let worker = context.segments?.worker(ofTask: task.taskIdentifier) { return helperResponded(worker, response, context) }
         if context.request.conditional {
             if (response as? HTTPURLResponse)?.statusCode == 304, !context.request.conditionalHeaders.isEmpty {
                 return finishUnchanged(context)
@@ -36,7 +36,7 @@ extension DownloadRunner {
 
     /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.
     func received(_ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
-        if let fetch = context.segments, let worker = fetch.workerByTask[task.taskIdentifier] {
+        if let worker = context.segments?.worker(ofTask: task.taskIdentifier) {
             helperReceived(worker, data, task: task, context)
             return
         }
@@ -76,7 +76,7 @@ extension DownloadRunner {
         queues.assertOnDelegate()
         guard let target = request.url else { return }
         // A helper's redirect is judged by its answer: a 3xx is not the range it asked for.
-        if context.segments?.workerByTask[task.taskIdentifier] != nil { return }
+        if context.segments?.worker(ofTask: task.taskIdentifier) != nil { return }
         context.attempt.redirected(
             DownloadAttempt.Redirect(
                 from: response.url ?? context.request.url, target: target, location: response.value(forHTTPHeaderField: "Location")))
@@ -85,7 +85,7 @@ extension DownloadRunner {
     /// `context` is the transfer the task belonged to, which `SessionDelegate` took it out of `EngineTasks` for.
     func completed(_ task: URLSessionTask, error: (any Error)?, _ context: DownloadContext) {
         queues.assertOnDelegate()
-        if let worker = context.segments?.workerByTask[task.taskIdentifier] {
+        if let worker = context.segments?.worker(ofTask: task.taskIdentifier) {
             helperCompleted(worker, task: task, error: error, context)
             return
         }

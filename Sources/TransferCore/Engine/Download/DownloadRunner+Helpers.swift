@@ -6,7 +6,7 @@ import Logging
 import Synchronization
 import TransferProtocol
 
-/// The helper connections of a download over several (`SegmentFetch`): starting them, their
+/// The helper connections of a download over several (`HelperConnections`): starting them, their
 /// requests and callbacks, and back-pressure. What the attempt does when it reaches their parts is
 /// in `DownloadRunner+Segments`.
 extension DownloadRunner {
@@ -34,31 +34,26 @@ extension DownloadRunner {
             context.attempt.rangeLimit = nil
             return
         }
-        let fetch = SegmentFetch(plan: plan, width: context.request.segments - 1)
-        context.segments = fetch
+        context.segments = HelperConnections(plan: plan, width: context.request.segments - 1)
         context.keptParts = []
         fillHelpers(context)
         context.request.logger.debug(
-            "fetching over several connections", metadata: ["helpers": "\(fetch.helpers.count)", "kept": "\(plan.bytesAhead)"])
+            "fetching over several connections", metadata: ["helpers": "\(context.segments?.helpers.count ?? 0)", "kept": "\(plan.bytesAhead)"])
     }
 
     /// Starts helpers until there are as many as the job may use or nothing is left to split.
     func fillHelpers(_ context: DownloadContext) {
-        guard let fetch = context.segments, !fetch.closed, !fetch.refused else { return }
-        let phase = context.phase
-        guard phase.isUnderWay else { return }
-        while fetch.helpers.count < fetch.width, takeWork(fetch.nextWorker, context) {
-            fetch.nextWorker += 1
-        }
+        guard context.phase.isUnderWay else { return }
+        while let worker = context.segments?.roomForHelper, takeWork(worker, context) {}
     }
 
     /// Gives `worker` a part to fetch (one nobody fetches, or half of the largest range left) and
     /// sends its first request; false when nothing is worth splitting.
     private func takeWork(_ worker: Int, _ context: DownloadContext) -> Bool {
-        guard let fetch = context.segments, let part = fetch.plan.assign(worker, leadFrom: leadFrom(context)) else { return false }
-        fetch.helpers[worker] = SegmentFetch.Helper(part: part, offset: part, end: part)
+        let leadFrom = leadFrom(context)
+        guard context.segments?.assign(worker, leadFrom: leadFrom) == true, let leadEnd = context.segments?.plan.leadEnd else { return false }
         // The attempt's requests stop where the parts begin.
-        context.attempt.rangeLimit = fetch.plan.leadEnd
+        context.attempt.rangeLimit = leadEnd
         sendHelper(worker, context)
         return true
     }
@@ -71,33 +66,35 @@ extension DownloadRunner {
 
     /// Sends a helper's next request: the next bounded range of its part.
     func sendHelper(_ worker: Int, _ context: DownloadContext) {
-        guard let fetch = context.segments, !fetch.closed, let part = fetch.plan.part(of: worker), part.done < part.end,
-            let session, !sessionInvalidated.load(ordering: .acquiring)
-        else {
+        guard let session, !sessionInvalidated.load(ordering: .acquiring) else {
             retireHelper(worker, context)
             return
         }
         // Not while chunks pile up: FoundationNetworking delivers a request's bytes however slowly
         // they are taken, and a cancel reaches libcurl too late to hold much back.
-        if queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2 {
-            fetch.helpers[worker]?.drainPaused = true
-            resumeHelperWhenDrained(worker, context)
-            return
-        }
-        let from = part.done
+        let backlogHigh = queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2
         // The smallest segment: what a request may still deliver after its helper was stopped is
         // what bounds memory, once for each helper.
-        let end = min(part.end, from + configuration.segmentBytes.lowerBound)
-        fetch.plan.asked(part.start, upTo: end)
+        let next = context.segments?.next(worker, rangeBytes: configuration.segmentBytes.lowerBound, backlogHigh: backlogHigh) ?? .retired
+        let range: ClosedRange<Int64>
+        switch next {
+        case .retired:
+            wakeLeadIfPartReady(context)
+            return
+        case .waitForDrain:
+            resumeHelperWhenDrained(worker, context)
+            return
+        case .send(let asked):
+            range = asked
+        }
         let attempt = context.attempt
         let plan = DownloadAttempt.RequestPlan(
-            url: attempt.finalURL ?? context.request.url, range: from...(end - 1), ifRange: attempt.validator,
+            url: attempt.finalURL ?? context.request.url, range: range, ifRange: attempt.validator,
             withholdCredentials: attempt.credentialsWithheld)
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         let id = task.taskIdentifier
-        fetch.helpers[worker] = SegmentFetch.Helper(part: part.start, offset: from, end: end)
-        fetch.workerByTask[id] = worker
+        context.segments?.sent(worker, task: id)
         registry.register(task: id, for: context)
         let sent: Bool = context.control.withLock { control in
             guard control.phase.isUnderWay else { return false }
@@ -107,58 +104,42 @@ extension DownloadRunner {
         }
         if !sent {
             _ = registry.unregister(task: id)
-            fetch.workerByTask[id] = nil
-            retireHelper(worker, context)
+            context.segments?.notSent(worker, task: id)
+            wakeLeadIfPartReady(context)
         }
     }
 
     /// A helper stops: its part, unfinished, is left for the attempt or another helper.
     func retireHelper(_ worker: Int, _ context: DownloadContext) {
-        guard let fetch = context.segments else { return }
-        fetch.plan.release(worker)
-        fetch.helpers[worker] = nil
+        context.segments?.retire(worker)
         wakeLeadIfPartReady(context)
     }
 
     // MARK: - A helper's callbacks (delegate queue)
 
-    /// The helper's answer: only a 206 with exactly the range asked for, of the same size and
-    /// version as the attempt's, brings bytes of the file.
+    /// The helper's answer, judged by the attempt's rules (`HelperConnections.answer`).
     func helperResponded(_ worker: Int, _ response: URLResponse, _ context: DownloadContext) -> URLSession.ResponseDisposition {
-        guard let fetch = context.segments, !fetch.closed, var helper = fetch.helpers[worker],
-            let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: false)
-        else { return .cancel }
-        if (100...199).contains(answer.status), answer.status != 101 { return .allow }
-        let range = ContentRange(answer.contentRange)
-        let fits =
-            answer.status == 206 && range?.start == helper.offset && range?.end == helper.end - 1 && range?.total == fetch.plan.total
-            && answer.validator != nil && answer.validator == context.attempt.validator
-            && ContentCoding.named(answer.contentEncoding) == context.attempt.contentEncoding
-            && answer.contentLength.map { ContentLength.conflict($0) == nil } != false
-        guard fits else {
-            // A transient status (503…) ends this helper only; any other answer ends them all.
-            if !HTTPStatusClass.isTransient(answer.status) {
-                fetch.refused = true
-                context.request.logger.info(
-                    "a helper connection's answer does not fit the file: the rest is fetched over one connection",
-                    metadata: ["status": "\(answer.status)", "content_range": "\(answer.contentRange ?? "none")"])
-            }
+        let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: false)
+        switch context.segments?.answer(worker, answer, attempt: context.attempt) ?? .cancel {
+        case .interim, .accept:
+            return .allow
+        case .cancel:
+            return .cancel
+        case .refuse:
+            context.request.logger.info(
+                "a helper connection's answer does not fit the file: the rest is fetched over one connection",
+                metadata: ["status": "\(answer?.status ?? 0)", "content_range": "\(answer?.contentRange ?? "none")"])
             return .cancel
         }
-        helper.accepted = true
-        fetch.helpers[worker] = helper
-        return .allow
     }
 
     /// A helper's body bytes: written at their place in the file.
     func helperReceived(_ worker: Int, _ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
-        guard let fetch = context.segments, !fetch.closed, var helper = fetch.helpers[worker], helper.accepted else { return }
+        guard let placed = context.segments?.placement(worker, count: data.count) else { return }
+        let (at, count) = (placed.at, placed.count)
         let phase = context.phase
         guard phase.isUnderWay else { return }
-        let count = min(Int64(data.count), helper.end - helper.offset)
-        guard count > 0 else { return }
         let file = context.sink.file
-        let at = helper.offset
         let failure: FileIOError? = data.withUnsafeBytes { raw in
             do throws(FileIOError) {
                 try FileIO.writeAll(file.fd, UnsafeRawBufferPointer(rebasing: raw[..<Int(count)]), at: at, path: file.path)
@@ -170,23 +151,18 @@ extension DownloadRunner {
         if let error = failure {
             // The attempt meets the same disk soon enough and decides; this helper stops.
             context.request.logger.warning("a helper connection cannot write", metadata: ["error": "\(error)"])
-            fetch.refused = true
+            context.segments?.writeFailed()
             task.cancel()
             return
         }
-        helper.offset += count
         if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
         // Chunks pile up on the delegate queue when the disk (or the CPU) is slower than the
         // network: as the attempt's own request does, a helper's stops then, keeping its bytes,
         // and continues once the backlog has drained, so memory stays bounded.
         // Helpers stop at half the attempt's mark: several connections fill the queue faster than
         // one, in the time a cancel takes to reach libcurl.
-        if !helper.drainPaused, queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2 {
-            helper.drainPaused = true
-            task.cancel()
-        }
-        fetch.helpers[worker] = helper
-        fetch.plan.wrote(helper.part, count)
+        let backlogHigh = queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2
+        if context.segments?.wrote(worker, count, backlogHigh: backlogHigh) == true { task.cancel() }
         wakeLeadIfPartReady(context)
         checkpointIfDue(context, now: MonotonicClock.nanoseconds())
     }
@@ -194,7 +170,7 @@ extension DownloadRunner {
     /// Sends a helper's next request once the delegate queue's backlog is down to the low-water mark.
     func resumeHelperWhenDrained(_ worker: Int, _ context: DownloadContext) {
         queues.assertOnDelegate()
-        guard let fetch = context.segments, !fetch.closed, fetch.helpers[worker] != nil else { return }
+        guard context.segments?.waitsForDrain(worker) == true else { return }
         let phase = context.phase
         guard phase.isUnderWay else {
             retireHelper(worker, context)
@@ -212,43 +188,34 @@ extension DownloadRunner {
         sendHelper(worker, context)
     }
 
-    /// A helper's request ended: it goes on with its part, takes another, or stops.
+    /// A helper's request ended: it goes on with its part, takes another, or stops
+    /// (`HelperConnections.ended` decides).
     func helperCompleted(_ worker: Int, task: URLSessionTask, error: (any Error)?, _ context: DownloadContext) {
-        guard let fetch = context.segments else { return }
-        fetch.workerByTask[task.taskIdentifier] = nil
         context.control.withLock { _ = $0.helperTasks.removeValue(forKey: task.taskIdentifier) }
-        guard !fetch.closed, let helper = fetch.helpers[worker] else { return }
-        let phase = context.phase
-        guard phase.isUnderWay else {
-            retireHelper(worker, context)
+        let underWay = context.phase.isUnderWay
+        let end = context.segments?.ended(worker, task: task.taskIdentifier, failed: error != nil, underWay: underWay) ?? .none
+        switch end {
+        case .none, .done:
             return
-        }
-        if helper.drainPaused, helper.offset < helper.end {
+        case .resumeWhenDrained:
             resumeHelperWhenDrained(worker, context)
-            return
-        }
-        // (A helper stopped for the backlog just as its range was complete ended well.)
-        guard error == nil || helper.drainPaused, helper.accepted, helper.offset == helper.end else {
-            retireHelper(worker, context)
-            fetch.failures += 1
+        case .next:
+            sendHelper(worker, context)
+        case .takeAnother:
+            _ = takeWork(worker, context)
+        case .retired(let replace):
+            wakeLeadIfPartReady(context)
+            guard underWay, let fetch = context.segments else { return }
             context.request.logger.debug(
                 "a helper connection failed",
-                metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "offset": "\(helper.offset)", "end": "\(helper.end)", "failures": "\(fetch.failures)"])
+                metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "failures": "\(fetch.failures)"])
             // A helper that failed is replaced a little later (a time named once, not a condition
-            // looked at again), a few times over.
-            if !fetch.refused, fetch.failures <= 2 * fetch.width {
+            // looked at again).
+            if replace {
                 queues.io.asyncAfter(deadline: .now() + Self.helperReplacementDelay) {
                     self.queues.onDelegate { self.fillHelpers(context) }
                 }
             }
-            return
         }
-        if fetch.plan.part(of: worker) != nil {
-            sendHelper(worker, context)
-            return
-        }
-        // Its part is done: it takes another, or stops when nothing is worth splitting.
-        fetch.helpers[worker] = nil
-        if !fetch.refused { _ = takeWork(worker, context) }
     }
 }

@@ -14,24 +14,25 @@ extension DownloadRunner {
 
     /// Whether the attempt's next segment begins where the helpers' parts do.
     func reachedHelpers(_ context: DownloadContext) -> Bool {
-        guard let fetch = context.segments, !fetch.closed, let total = context.attempt.totalBytes else { return false }
-        if context.attempt.offset > fetch.plan.leadEnd {
+        guard let leadEnd = context.segments.flatMap({ $0.isClosed ? nil : $0.plan.leadEnd }), let total = context.attempt.totalBytes
+        else { return false }
+        if context.attempt.offset > leadEnd {
             // The attempt went past where the helpers' parts begin, which the plan never allows:
             // rather than fetch their ranges twice, it fetches the rest alone.
             context.request.logger.warning(
                 "the download over several connections lost track of its parts; it continues over one",
-                metadata: ["offset": "\(context.attempt.offset)", "lead_end": "\(fetch.plan.leadEnd)"])
+                metadata: ["offset": "\(context.attempt.offset)", "lead_end": "\(leadEnd)"])
             closeHelpers(context)
             context.attempt.rangeLimit = nil
             return false
         }
-        return context.attempt.offset == fetch.plan.leadEnd && context.attempt.offset < total
+        return context.attempt.offset == leadEnd && context.attempt.offset < total
     }
 
     /// After a helper wrote bytes of its part or gave it up: wakes the attempt when it waits for
     /// that part and may now go on.
     func wakeLeadIfPartReady(_ context: DownloadContext) {
-        guard context.wakeup.isWaiting(for: .part), let fetch = context.segments, fetch.plan.leadMayGoOn else { return }
+        guard context.wakeup.isWaiting(for: .part), context.segments?.plan.leadMayGoOn == true else { return }
         context.wakeup.wake([.part])
     }
 
@@ -39,7 +40,7 @@ extension DownloadRunner {
     /// or waits for its helper.
     func continueAtPart(_ context: DownloadContext) {
         queues.assertOnDelegate()
-        guard let fetch = context.segments else { return }
+        guard context.segments != nil else { return }
         let phase = context.phase
         guard phase.isUnderWay else {
             completeStop(context)
@@ -49,7 +50,7 @@ extension DownloadRunner {
             perform(context.attempt.proceed(), context)
             return
         }
-        switch fetch.plan.leadArrived() {
+        switch context.segments?.plan.leadArrived() ?? .finished {
         case .finished:
             perform(context.attempt.proceed(), context)
         case .wait:
@@ -67,8 +68,8 @@ extension DownloadRunner {
                 perform(context.attempt.proceed(), context)
                 return
             }
-            fetch.absorbing = range
-            context.attempt.rangeLimit = fetch.plan.leadEnd
+            context.segments?.absorbing = range
+            context.attempt.rangeLimit = context.segments?.plan.leadEnd
             absorb(context, range, from: range.start)
         }
     }
@@ -76,7 +77,7 @@ extension DownloadRunner {
     /// Hands the part's bytes at `from..<range.end` to the digest a few blocks per turn of the
     /// delegate queue, and no faster than it hashes; then moves the attempt past them.
     func absorb(_ context: DownloadContext, _ range: ByteRange, from start: Int64) {
-        guard let fetch = context.segments else { return }
+        guard context.segments != nil else { return }
         let phase = context.phase
         guard phase.isUnderWay else {
             completeStop(context)
@@ -91,7 +92,7 @@ extension DownloadRunner {
             }
             if position == range.end { try context.sink.file.position(at: range.end) }
         } catch {
-            fetch.absorbing = nil
+            context.segments?.absorbing = nil
             perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
             perform(context.attempt.proceed(), context)
             return
@@ -109,7 +110,7 @@ extension DownloadRunner {
             return
         }
         context.attempt.skipped(to: range.end)
-        fetch.absorbing = nil
+        context.segments?.absorbing = nil
         fillHelpers(context)
         if reachedHelpers(context) {
             continueAtPart(context)
@@ -124,21 +125,21 @@ extension DownloadRunner {
     func checkpointIfDue(_ context: DownloadContext, now: UInt64) {
         let offset = context.attempt.offset
         // Once the helpers are closed (the file started over, say), their ranges are not recorded.
-        let fetch = context.segments.flatMap { $0.closed ? nil : $0 }
-        let progress = offset + (fetch?.bytesAhead ?? 0)
+        let open = context.segments?.isClosed == false
+        let progress = offset + (open ? context.segments?.bytesAhead ?? 0 : 0)
         guard
             context.sink.advanced(
                 to: progress, now: now, checkpointBytes: configuration.checkpointBytes, intervalNanoseconds: checkpointIntervalNanoseconds)
         else { return }
         let jobID = context.request.jobID
-        let parts = fetch?.ranges ?? []
+        let parts = open ? context.segments?.ranges ?? [] : []
         do throws(FileIOError) {
             let started = try context.sink.checkpoint(
                 offset: offset, progress: progress, now: now, on: queues.io, logger: context.request.logger
             ) { bytes, generation in
                 self.events.yield(.checkpoint(jobID: jobID, bytes: bytes, parts: parts, generation: generation))
             }
-            if started { fetch?.lastCheckpointParts = parts }
+            if started, open { context.segments?.lastCheckpointParts = parts }
         } catch {
             perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
         }
@@ -148,10 +149,7 @@ extension DownloadRunner {
     /// Returns the ranges past the attempt's offset that are in the file.
     @discardableResult
     func closeHelpers(_ context: DownloadContext) -> [ByteRange] {
-        guard let fetch = context.segments, !fetch.closed else { return context.keptParts }
-        fetch.closed = true
-        let ranges = fetch.ranges
-        fetch.helpers = [:]
+        guard let ranges = context.segments?.close() else { return context.keptParts }
         context.control.withLock { control in
             for task in control.helperTasks.values { task.cancel() }
         }
