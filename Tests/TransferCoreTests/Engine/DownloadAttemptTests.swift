@@ -48,17 +48,17 @@ struct DownloadAttemptTests {
 
     @Test func requestsStopWhereOtherConnectionsFetchAndGoOnPastWhatTheyFetched() {
         var (attempt, _) = Self.started(total: 500, validator: "\"v1\"")
-        attempt.rangeLimit = 60
+        attempt.limitRequests(to: 60)
         _ = attempt.respond(.init(status: 206, contentRange: "bytes 0-99/500", validator: "\"v1\""))
         attempt.wrote(100)
         #expect(attempt.requestEnded(nil) == [.nextSegment])
         // Bytes 100..<300 were fetched by a helper and taken into the digest: the next request starts after them.
         attempt.skipped(to: 300)
-        attempt.rangeLimit = 350
+        attempt.limitRequests(to: 350)
         #expect(Self.plan(attempt.proceed()) == .init(url: Self.url, range: 300...349, ifRange: "\"v1\"", withholdCredentials: false))
         // A limit behind the offset bounds nothing.
         var (other, _) = Self.started(offset: 50, total: 500, validator: "\"v1\"")
-        other.rangeLimit = 50
+        other.limitRequests(to: 50)
         #expect(Self.plan(other.proceed())?.range == 50...149)
     }
 

@@ -25,8 +25,8 @@ struct DownloadAttempt: Sendable {
     /// The size of the next segment asked for; the engine sizes it between its bounds.
     var segmentBytes: Int64
     /// Where requests stop: the first byte other connections fetch (a download over several
-    /// connections, `SegmentPlan.leadEnd`); nil: the file's end.
-    var rangeLimit: Int64?
+    /// connections, `SegmentPlan.leadEnd`); nil: the file's end. `DownloadMachine` sets it.
+    private(set) var rangeLimit: Int64?
     private(set) var announcedDigest: AnnouncedDigest?
     /// Where the last redirect led, when the answer came from elsewhere than the job's URL.
     private(set) var finalURL: URL?
@@ -91,6 +91,11 @@ struct DownloadAttempt: Sendable {
     /// Body bytes were written to the partial file.
     mutating func wrote(_ count: Int) {
         offset += Int64(count)
+    }
+
+    /// Requests stop at `limit` (nil: the file's end), where other connections' parts begin.
+    mutating func limitRequests(to limit: Int64?) {
+        rangeLimit = limit
     }
 
     /// Bytes from `offset` up to `end` are in the file already, fetched by other connections.

@@ -7,7 +7,7 @@ import Synchronization
 /// One running transfer inside the engine: its request, its attempt's decisions, its partial
 /// file, and how other threads may stop it.
 ///
-/// `@unchecked Sendable`: `attempt`, `stallWindow` and `pacer` are read and written only on the engine's
+/// `@unchecked Sendable`: `machine`, `stallWindow` and `pacer` are read and written only on the engine's
 /// delegate queue (`wakeup` checks that itself); what other threads read or change is in `control` (locked) or in the sink's atomics.
 final class DownloadContext: @unchecked Sendable {
     /// Why the transfer is not simply running.
@@ -43,8 +43,8 @@ final class DownloadContext: @unchecked Sendable {
 
     let request: TransferRequest
     let control = Mutex(Control())
-    /// What the attempt decided so far.
-    var attempt: DownloadAttempt
+    /// What the attempt and its helper connections decided so far.
+    var machine: DownloadMachine
     let sink: ByteSink
     /// The start of the window the low-speed limit measures: a time and the offset then.
     var stallWindow: (start: UInt64, offset: Int64)
@@ -55,25 +55,28 @@ final class DownloadContext: @unchecked Sendable {
     var pacer = RatePacer()
     /// Set once the server showed it ignores ranges: then a rate limit cannot be held.
     let rangesUnusable = Atomic<Bool>(false)
-    /// Ranges past the offset kept from earlier attempts, until the helpers start with them.
-    var keptParts: [ByteRange] = []
-    /// The helper connections, once the server's first answer allowed them (`segments` > 1).
-    var segments: HelperConnections?
-    /// Where the attempt's current (or last) request ends, exclusive.
-    var leadAsked: Int64 = 0
     /// A conditional download's validators from the server, stamped on the landed file.
     var stamp: ConditionalGet.Stamp?
     /// The attempt's wait between requests: for its pace, or for a helper's part.
     let wakeup: Wakeup
 
-    init(request: TransferRequest, attempt: DownloadAttempt, sink: ByteSink, queues: EngineQueues) {
+    init(request: TransferRequest, machine: DownloadMachine, sink: ByteSink, queues: EngineQueues) {
         self.request = request
-        self.attempt = attempt
+        self.machine = machine
         self.sink = sink
         self.wakeup = Wakeup(queues: queues)
-        self.stallWindow = (MonotonicClock.nanoseconds(), attempt.offset)
+        self.stallWindow = (MonotonicClock.nanoseconds(), machine.attempt.offset)
         self.lastProgress = (stallWindow.start, stallWindow.offset)
     }
+
+    /// The attempt's decisions (in `machine`), for the limits monitor.
+    var attempt: DownloadAttempt {
+        get { machine.attempt }
+        _modify { yield &machine.attempt }
+    }
+
+    /// The helper connections (in `machine`), for the limits monitor.
+    var segments: HelperConnections? { machine.helpers }
 
     var phase: Phase { control.withLock { $0.phase } }
 

@@ -21,21 +21,20 @@ extension DownloadRunner {
             switch action {
             case .acceptBody:
                 disposition = .allow
-                if !context.attempt.rangesUsable { context.rangesUnusable.store(true, ordering: .relaxed) }
+                if !context.machine.attempt.rangesUsable { context.rangesUnusable.store(true, ordering: .relaxed) }
             case .cancelRequest:
                 // A response's own answer cancels its request; elsewhere the task is cancelled.
                 if answering { disposition = .cancel } else { context.cancelRequest() }
             case .startOver(let reason):
                 // Another version: what the helpers fetched or an earlier attempt kept is not its.
                 closeHelpers(context)
-                context.keptParts = []
-                context.attempt.rangeLimit = nil
+                context.machine.startedOver()
                 do throws(FileIOError) {
                     try context.sink.startOver()
                     context.request.logger.info("starting the download over from byte 0", metadata: ["reason": "\(reason)"])
                 } catch {
                     let failure = FailureClassifier.disk(error, writing: context.sink.file.path)
-                    pending = context.attempt.startOverFailed(failure, answering: answering)[...]
+                    pending = context.machine.attempt.startOverFailed(failure, answering: answering)[...]
                 }
             case .hashSHA512:
                 context.sink.hashSHA512()
@@ -56,12 +55,12 @@ extension DownloadRunner {
                 // the rate limit, and wait until the bytes so far fit that limit.
                 let rate = rates.rate(for: context.request.jobID)
                 let sized = context.sink.nextSegmentBytes(
-                    after: context.attempt.segmentBytes, bounds: configuration.segmentBytes, highWater: configuration.backlogHighWater)
-                context.attempt.segmentBytes =
+                    after: context.machine.attempt.segmentBytes, bounds: configuration.segmentBytes, highWater: configuration.backlogHighWater)
+                context.machine.attempt.segmentBytes =
                     RatePacer.segmentBytes(for: rate, upTo: configuration.segmentBytes.upperBound)
                     ?? max(sized, configuration.segmentBytes.lowerBound)
                 let now = MonotonicClock.nanoseconds()
-                let wait = context.pacer.delay(endedAt: context.attempt.offset, now: now, rate: rate)
+                let wait = context.pacer.delay(endedAt: context.machine.attempt.offset, now: now, rate: rate)
                 if wait > 0 {
                     continueWhenPaced(context, at: now + wait)
                 } else {
@@ -87,11 +86,11 @@ extension DownloadRunner {
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         context.sink.segmentStarted()
-        context.leadAsked = plan.range.map { $0.upperBound + 1 } ?? context.attempt.offset
+        context.machine.requestSent(plan.range)
         let now = MonotonicClock.nanoseconds()
-        context.stallWindow = (now, context.attempt.offset)
-        context.lastProgress = (now, context.attempt.offset)
-        context.pacer.requestSent(at: now, offset: context.attempt.offset)
+        context.stallWindow = (now, context.machine.attempt.offset)
+        context.lastProgress = (now, context.machine.attempt.offset)
+        context.pacer.requestSent(at: now, offset: context.machine.attempt.offset)
         registry.register(task: task.taskIdentifier, for: context)
         // Resumed under the lock that cancel and shutdown take, so that they find either no task
         // (and the phase they set stops it here) or a running one, never one not yet resumed,
@@ -119,7 +118,7 @@ extension DownloadRunner {
                     self.completeStop(context)
                     return
                 }
-                self.perform(context.attempt.redirectChecked(target, refused: refused), context)
+                self.perform(context.machine.attempt.redirectChecked(target, refused: refused), context)
             }
         }
     }
@@ -137,8 +136,8 @@ extension DownloadRunner {
             continueAtPart(context)
             return
         }
-        context.request.logger.debug("continuing a paused transfer", metadata: ["offset": "\(context.attempt.offset)"])
-        perform(context.attempt.proceed(), context)
+        context.request.logger.debug("continuing a paused transfer", metadata: ["offset": "\(context.machine.attempt.offset)"])
+        perform(context.machine.attempt.proceed(), context)
     }
 
     /// Whether the delegate queue's backlog is down to the low-water mark; when not, `retry` runs
@@ -164,7 +163,7 @@ extension DownloadRunner {
         let due = context.pacer.due(due, at: rate)
         let now = MonotonicClock.nanoseconds()
         // A failure decided meanwhile (the job's deadline) ends the attempt at once.
-        guard now < due, !context.attempt.hasFailed, rate != nil else {
+        guard now < due, !context.machine.attempt.hasFailed, rate != nil else {
             resumeWhenDrained(context)
             return
         }
@@ -197,9 +196,9 @@ extension DownloadRunner {
     /// last checkpoint's when the sync fails), and whether the sync succeeded.
     private func keepDurable(_ context: DownloadContext) -> (kept: StoppedTransfer, synced: Bool) {
         let ranges = closeHelpers(context)
-        let (bytes, synced) = context.sink.syncNow(offset: context.attempt.offset)
-        let parts = synced ? ranges : context.segments?.lastCheckpointParts ?? context.keptParts
-        let kept = StoppedTransfer(bytes: bytes, validator: context.attempt.validator, totalBytes: context.attempt.totalBytes, parts: parts)
+        let (bytes, synced) = context.sink.syncNow(offset: context.machine.attempt.offset)
+        let parts = synced ? ranges : context.machine.helpers?.lastCheckpointParts ?? context.machine.keptParts
+        let kept = StoppedTransfer(bytes: bytes, validator: context.machine.attempt.validator, totalBytes: context.machine.attempt.totalBytes, parts: parts)
         return (kept, synced)
     }
 
@@ -231,7 +230,7 @@ extension DownloadRunner {
                 jobID,
                 SuspendedDigest(
                     bytes: kept, inode: context.sink.file.inode, digest: context.sink.digest.current(),
-                    announcedDigest: context.attempt.announcedDigest))
+                    announcedDigest: context.machine.attempt.announcedDigest))
         }
         context.request.logger.info("transfer interrupted", metadata: ["bytes": "\(kept)", "error": "\(failure.error.message)"])
         events.yield(

@@ -11,15 +11,15 @@ extension DownloadRunner {
 
     func received(_ response: URLResponse, task: URLSessionDataTask, _ context: DownloadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
-        if let worker = context.segments?.worker(ofTask: task.taskIdentifier) { return helperResponded(worker, response, context) }
+        if let worker = context.machine.helpers?.worker(ofTask: task.taskIdentifier) { return helperResponded(worker, response, context) }
         if context.request.conditional {
             if (response as? HTTPURLResponse)?.statusCode == 304, !context.request.conditionalHeaders.isEmpty {
                 return finishUnchanged(context)
             }
             context.stamp = ConditionalGet.Stamp(response)
         }
-        let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: context.attempt.needsFreeSpace)
-        let disposition = perform(context.attempt.respond(answer), context, answering: true)
+        let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: context.machine.attempt.needsFreeSpace)
+        let disposition = perform(context.machine.attempt.respond(answer), context, answering: true)
         if disposition == .allow, context.request.segments > 1 { startHelpersIfAllowed(context) }
         return disposition
     }
@@ -36,7 +36,7 @@ extension DownloadRunner {
 
     /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.
     func received(_ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
-        if let worker = context.segments?.worker(ofTask: task.taskIdentifier) {
+        if let worker = context.machine.helpers?.worker(ofTask: task.taskIdentifier) {
             helperReceived(worker, data, task: task, context)
             return
         }
@@ -46,21 +46,21 @@ extension DownloadRunner {
         case .active, .backedUp, .stopping: break
         case .cancelling, .landing: return
         }
-        guard context.attempt.acceptsBody else { return }
-        let offset = context.attempt.offset + Int64(data.count)
+        guard context.machine.attempt.acceptsBody else { return }
+        let offset = context.machine.attempt.offset + Int64(data.count)
         do throws(FileIOError) {
             try context.sink.write(data)
-            context.attempt.wrote(data.count)
+            context.machine.attempt.wrote(data.count)
             if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
             checkpointIfDue(context, now: MonotonicClock.nanoseconds())
         } catch {
-            perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
+            perform(context.machine.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
             task.cancel()
             return
         }
         guard let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog }) else { return }
         // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
-        if phase == .active, context.attempt.status == 206, context.attempt.validator != nil, backlog > configuration.backlogHighWater,
+        if phase == .active, context.machine.attempt.status == 206, context.machine.attempt.validator != nil, backlog > configuration.backlogHighWater,
             context.move(from: [.active], to: .backedUp, cancellingTask: true)
         {
             context.request.logger.debug(
@@ -76,8 +76,8 @@ extension DownloadRunner {
         queues.assertOnDelegate()
         guard let target = request.url else { return }
         // A helper's redirect is judged by its answer: a 3xx is not the range it asked for.
-        if context.segments?.worker(ofTask: task.taskIdentifier) != nil { return }
-        context.attempt.redirected(
+        if context.machine.helpers?.worker(ofTask: task.taskIdentifier) != nil { return }
+        context.machine.attempt.redirected(
             DownloadAttempt.Redirect(
                 from: response.url ?? context.request.url, target: target, location: response.value(forHTTPHeaderField: "Location")))
     }
@@ -85,7 +85,7 @@ extension DownloadRunner {
     /// `context` is the transfer the task belonged to, which `SessionDelegate` took it out of `EngineTasks` for.
     func completed(_ task: URLSessionTask, error: (any Error)?, _ context: DownloadContext) {
         queues.assertOnDelegate()
-        if let worker = context.segments?.worker(ofTask: task.taskIdentifier) {
+        if let worker = context.machine.helpers?.worker(ofTask: task.taskIdentifier) {
             helperCompleted(worker, task: task, error: error, context)
             return
         }
@@ -101,7 +101,7 @@ extension DownloadRunner {
             return
         case .active:
             let failure = error.map { FailureClassifier.network($0, url: context.request.url, idleTimeout: context.request.limits.idleTimeout) }
-            perform(context.attempt.requestEnded(failure), context)
+            perform(context.machine.attempt.requestEnded(failure), context)
         }
     }
 }

@@ -22,46 +22,26 @@ extension DownloadRunner {
     /// connections and the answer allows them (a 206 of a known size with a validator, and enough
     /// of the file left), unless a rate limit paces the job.
     func startHelpersIfAllowed(_ context: DownloadContext) {
-        let attempt = context.attempt
-        guard context.segments == nil, context.request.segments > 1, attempt.status == 206, attempt.rangesUsable,
-            attempt.validator != nil, let total = attempt.totalBytes, rates.rate(for: context.request.jobID) == nil
-        else { return }
-        let plan = SegmentPlan(
-            total: total, prefix: attempt.offset, kept: context.keptParts, minimumSplit: Self.minimumSegmentSplit)
-        guard plan.leadEnd == context.attempt.rangeLimit ?? total else {
-            // The kept ranges do not match where the attempt's requests stop: fetch without them.
-            context.keptParts = []
-            context.attempt.rangeLimit = nil
-            return
-        }
-        context.segments = HelperConnections(plan: plan, width: context.request.segments - 1)
-        context.keptParts = []
+        let paced = rates.rate(for: context.request.jobID) != nil
+        guard context.machine.startHelpers(paced: paced, minimumSplit: Self.minimumSegmentSplit) else { return }
+        let kept = context.machine.helpers?.bytesAhead ?? 0
         fillHelpers(context)
         context.request.logger.debug(
-            "fetching over several connections", metadata: ["helpers": "\(context.segments?.helpers.count ?? 0)", "kept": "\(plan.bytesAhead)"])
+            "fetching over several connections", metadata: ["helpers": "\(context.machine.helpers?.helpers.count ?? 0)", "kept": "\(kept)"])
     }
 
     /// Starts helpers until there are as many as the job may use or nothing is left to split.
     func fillHelpers(_ context: DownloadContext) {
         guard context.phase.isUnderWay else { return }
-        while let worker = context.segments?.roomForHelper, takeWork(worker, context) {}
+        while let worker = context.machine.helpers?.roomForHelper, takeWork(worker, context) {}
     }
 
     /// Gives `worker` a part to fetch (one nobody fetches, or half of the largest range left) and
     /// sends its first request; false when nothing is worth splitting.
     private func takeWork(_ worker: Int, _ context: DownloadContext) -> Bool {
-        let leadFrom = leadFrom(context)
-        guard context.segments?.assign(worker, leadFrom: leadFrom) == true, let leadEnd = context.segments?.plan.leadEnd else { return false }
-        // The attempt's requests stop where the parts begin.
-        context.attempt.rangeLimit = leadEnd
+        guard context.machine.assignHelper(worker) else { return false }
         sendHelper(worker, context)
         return true
-    }
-
-    /// Where the attempt's range is still unasked: past its offset, past its request out, and
-    /// past a part it is taking into the digest (its offset jumps there once it has).
-    func leadFrom(_ context: DownloadContext) -> Int64 {
-        max(context.attempt.offset, context.leadAsked, context.segments?.absorbing?.end ?? 0)
     }
 
     /// Sends a helper's next request: the next bounded range of its part.
@@ -75,7 +55,7 @@ extension DownloadRunner {
         let backlogHigh = queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2
         // The smallest segment: what a request may still deliver after its helper was stopped is
         // what bounds memory, once for each helper.
-        let next = context.segments?.next(worker, rangeBytes: configuration.segmentBytes.lowerBound, backlogHigh: backlogHigh) ?? .retired
+        let next = context.machine.helpers?.next(worker, rangeBytes: configuration.segmentBytes.lowerBound, backlogHigh: backlogHigh) ?? .retired
         let range: ClosedRange<Int64>
         switch next {
         case .retired:
@@ -87,14 +67,14 @@ extension DownloadRunner {
         case .send(let asked):
             range = asked
         }
-        let attempt = context.attempt
+        let attempt = context.machine.attempt
         let plan = DownloadAttempt.RequestPlan(
             url: attempt.finalURL ?? context.request.url, range: range, ifRange: attempt.validator,
             withholdCredentials: attempt.credentialsWithheld)
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         let id = task.taskIdentifier
-        context.segments?.sent(worker, task: id)
+        context.machine.helpers?.sent(worker, task: id)
         registry.register(task: id, for: context)
         let sent: Bool = context.control.withLock { control in
             guard control.phase.isUnderWay else { return false }
@@ -104,14 +84,14 @@ extension DownloadRunner {
         }
         if !sent {
             _ = registry.unregister(task: id)
-            context.segments?.notSent(worker, task: id)
+            context.machine.helpers?.notSent(worker, task: id)
             wakeLeadIfPartReady(context)
         }
     }
 
     /// A helper stops: its part, unfinished, is left for the attempt or another helper.
     func retireHelper(_ worker: Int, _ context: DownloadContext) {
-        context.segments?.retire(worker)
+        context.machine.helpers?.retire(worker)
         wakeLeadIfPartReady(context)
     }
 
@@ -120,7 +100,7 @@ extension DownloadRunner {
     /// The helper's answer, judged by the attempt's rules (`HelperConnections.answer`).
     func helperResponded(_ worker: Int, _ response: URLResponse, _ context: DownloadContext) -> URLSession.ResponseDisposition {
         let answer = RequestBuilder.response(response, file: context.sink.file, withFreeSpace: false)
-        switch context.segments?.answer(worker, answer, attempt: context.attempt) ?? .cancel {
+        switch context.machine.helperAnswered(worker, answer) {
         case .interim, .accept:
             return .allow
         case .cancel:
@@ -135,7 +115,7 @@ extension DownloadRunner {
 
     /// A helper's body bytes: written at their place in the file.
     func helperReceived(_ worker: Int, _ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
-        guard let placed = context.segments?.placement(worker, count: data.count) else { return }
+        guard let placed = context.machine.helpers?.placement(worker, count: data.count) else { return }
         let (at, count) = (placed.at, placed.count)
         let phase = context.phase
         guard phase.isUnderWay else { return }
@@ -151,7 +131,7 @@ extension DownloadRunner {
         if let error = failure {
             // The attempt meets the same disk soon enough and decides; this helper stops.
             context.request.logger.warning("a helper connection cannot write", metadata: ["error": "\(error)"])
-            context.segments?.writeFailed()
+            context.machine.helpers?.writeFailed()
             task.cancel()
             return
         }
@@ -162,7 +142,7 @@ extension DownloadRunner {
         // Helpers stop at half the attempt's mark: several connections fill the queue faster than
         // one, in the time a cancel takes to reach libcurl.
         let backlogHigh = queues.delegateBacklog + context.sink.digestBacklog > configuration.backlogHighWater / 2
-        if context.segments?.wrote(worker, count, backlogHigh: backlogHigh) == true { task.cancel() }
+        if context.machine.helpers?.wrote(worker, count, backlogHigh: backlogHigh) == true { task.cancel() }
         wakeLeadIfPartReady(context)
         checkpointIfDue(context, now: MonotonicClock.nanoseconds())
     }
@@ -170,7 +150,7 @@ extension DownloadRunner {
     /// Sends a helper's next request once the delegate queue's backlog is down to the low-water mark.
     func resumeHelperWhenDrained(_ worker: Int, _ context: DownloadContext) {
         queues.assertOnDelegate()
-        guard context.segments?.waitsForDrain(worker) == true else { return }
+        guard context.machine.helpers?.waitsForDrain(worker) == true else { return }
         let phase = context.phase
         guard phase.isUnderWay else {
             retireHelper(worker, context)
@@ -193,7 +173,7 @@ extension DownloadRunner {
     func helperCompleted(_ worker: Int, task: URLSessionTask, error: (any Error)?, _ context: DownloadContext) {
         context.control.withLock { _ = $0.helperTasks.removeValue(forKey: task.taskIdentifier) }
         let underWay = context.phase.isUnderWay
-        let end = context.segments?.ended(worker, task: task.taskIdentifier, failed: error != nil, underWay: underWay) ?? .none
+        let end = context.machine.helpers?.ended(worker, task: task.taskIdentifier, failed: error != nil, underWay: underWay) ?? .none
         switch end {
         case .none, .done:
             return
@@ -205,7 +185,7 @@ extension DownloadRunner {
             _ = takeWork(worker, context)
         case .retired(let replace):
             wakeLeadIfPartReady(context)
-            guard underWay, let fetch = context.segments else { return }
+            guard underWay, let fetch = context.machine.helpers else { return }
             context.request.logger.debug(
                 "a helper connection failed",
                 metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "failures": "\(fetch.failures)"])

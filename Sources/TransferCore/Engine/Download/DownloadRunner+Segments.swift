@@ -14,25 +14,25 @@ extension DownloadRunner {
 
     /// Whether the attempt's next segment begins where the helpers' parts do.
     func reachedHelpers(_ context: DownloadContext) -> Bool {
-        guard let leadEnd = context.segments.flatMap({ $0.isClosed ? nil : $0.plan.leadEnd }), let total = context.attempt.totalBytes
-        else { return false }
-        if context.attempt.offset > leadEnd {
-            // The attempt went past where the helpers' parts begin, which the plan never allows:
-            // rather than fetch their ranges twice, it fetches the rest alone.
+        switch context.machine.position() {
+        case .own:
+            return false
+        case .atParts:
+            return true
+        case .lostTrack(let leadEnd):
+            // Rather than fetch the helpers' ranges twice, it fetches the rest alone.
             context.request.logger.warning(
                 "the download over several connections lost track of its parts; it continues over one",
-                metadata: ["offset": "\(context.attempt.offset)", "lead_end": "\(leadEnd)"])
-            closeHelpers(context)
-            context.attempt.rangeLimit = nil
+                metadata: ["offset": "\(context.machine.attempt.offset)", "lead_end": "\(leadEnd)"])
+            cancelHelperTasks(context)
             return false
         }
-        return context.attempt.offset == leadEnd && context.attempt.offset < total
     }
 
     /// After a helper wrote bytes of its part or gave it up: wakes the attempt when it waits for
     /// that part and may now go on.
     func wakeLeadIfPartReady(_ context: DownloadContext) {
-        guard context.wakeup.isWaiting(for: .part), context.segments?.plan.leadMayGoOn == true else { return }
+        guard context.wakeup.isWaiting(for: .part), context.machine.helpers?.plan.leadMayGoOn == true else { return }
         context.wakeup.wake([.part])
     }
 
@@ -40,36 +40,30 @@ extension DownloadRunner {
     /// or waits for its helper.
     func continueAtPart(_ context: DownloadContext) {
         queues.assertOnDelegate()
-        guard context.segments != nil else { return }
+        guard context.machine.helpers != nil else { return }
         let phase = context.phase
         guard phase.isUnderWay else {
             completeStop(context)
             return
         }
-        if context.attempt.hasFailed {
-            perform(context.attempt.proceed(), context)
+        if context.machine.attempt.hasFailed {
+            perform(context.machine.attempt.proceed(), context)
             return
         }
-        switch context.segments?.plan.leadArrived() ?? .finished {
+        switch context.machine.reachedPart() {
         case .finished:
-            perform(context.attempt.proceed(), context)
+            perform(context.machine.attempt.proceed(), context)
         case .wait:
             // The helper that finishes or gives up the part wakes the attempt (`wakeLeadIfPartReady`),
             // as do a stop and a failure decided meanwhile.
             context.wakeup.park(.part, until: nil) { self.continueAtPart(context) }
+        case .misplaced(let range):
+            context.request.logger.warning(
+                "a part does not begin where the download stands; it continues over one connection",
+                metadata: ["offset": "\(context.machine.attempt.offset)", "part": "\(range.start)"])
+            cancelHelperTasks(context)
+            perform(context.machine.attempt.proceed(), context)
         case .absorb(let range):
-            // Only bytes that continue the attempt's own go into the digest, in order.
-            guard range.start == context.attempt.offset else {
-                context.request.logger.warning(
-                    "a part does not begin where the download stands; it continues over one connection",
-                    metadata: ["offset": "\(context.attempt.offset)", "part": "\(range.start)"])
-                closeHelpers(context)
-                context.attempt.rangeLimit = nil
-                perform(context.attempt.proceed(), context)
-                return
-            }
-            context.segments?.absorbing = range
-            context.attempt.rangeLimit = context.segments?.plan.leadEnd
             absorb(context, range, from: range.start)
         }
     }
@@ -77,7 +71,7 @@ extension DownloadRunner {
     /// Hands the part's bytes at `from..<range.end` to the digest a few blocks per turn of the
     /// delegate queue, and no faster than it hashes; then moves the attempt past them.
     func absorb(_ context: DownloadContext, _ range: ByteRange, from start: Int64) {
-        guard context.segments != nil else { return }
+        guard context.machine.helpers != nil else { return }
         let phase = context.phase
         guard phase.isUnderWay else {
             completeStop(context)
@@ -92,9 +86,9 @@ extension DownloadRunner {
             }
             if position == range.end { try context.sink.file.position(at: range.end) }
         } catch {
-            context.segments?.absorbing = nil
-            perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
-            perform(context.attempt.proceed(), context)
+            context.machine.absorbed(to: nil)
+            perform(context.machine.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
+            perform(context.machine.attempt.proceed(), context)
             return
         }
         guard position == range.end else {
@@ -109,13 +103,12 @@ extension DownloadRunner {
             }
             return
         }
-        context.attempt.skipped(to: range.end)
-        context.segments?.absorbing = nil
+        context.machine.absorbed(to: range.end)
         fillHelpers(context)
         if reachedHelpers(context) {
             continueAtPart(context)
         } else {
-            perform(context.attempt.proceed(), context)
+            perform(context.machine.attempt.proceed(), context)
         }
     }
 
@@ -123,25 +116,25 @@ extension DownloadRunner {
 
     /// Checkpoints the partial file when due: the attempt's offset, and the helpers' ranges past it.
     func checkpointIfDue(_ context: DownloadContext, now: UInt64) {
-        let offset = context.attempt.offset
+        let offset = context.machine.attempt.offset
         // Once the helpers are closed (the file started over, say), their ranges are not recorded.
-        let open = context.segments?.isClosed == false
-        let progress = offset + (open ? context.segments?.bytesAhead ?? 0 : 0)
+        let open = context.machine.helpers?.isClosed == false
+        let progress = offset + (open ? context.machine.helpers?.bytesAhead ?? 0 : 0)
         guard
             context.sink.advanced(
                 to: progress, now: now, checkpointBytes: configuration.checkpointBytes, intervalNanoseconds: checkpointIntervalNanoseconds)
         else { return }
         let jobID = context.request.jobID
-        let parts = open ? context.segments?.ranges ?? [] : []
+        let parts = open ? context.machine.helpers?.ranges ?? [] : []
         do throws(FileIOError) {
             let started = try context.sink.checkpoint(
                 offset: offset, progress: progress, now: now, on: queues.io, logger: context.request.logger
             ) { bytes, generation in
                 self.events.yield(.checkpoint(jobID: jobID, bytes: bytes, parts: parts, generation: generation))
             }
-            if started, open { context.segments?.lastCheckpointParts = parts }
+            if started, open { context.machine.helpers?.lastCheckpointParts = parts }
         } catch {
-            perform(context.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
+            perform(context.machine.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
         }
     }
 
@@ -149,10 +142,16 @@ extension DownloadRunner {
     /// Returns the ranges past the attempt's offset that are in the file.
     @discardableResult
     func closeHelpers(_ context: DownloadContext) -> [ByteRange] {
-        guard let ranges = context.segments?.close() else { return context.keptParts }
+        let open = context.machine.helpers?.isClosed == false
+        let ranges = context.machine.closeHelpers()
+        if open { cancelHelperTasks(context) }
+        return ranges
+    }
+
+    /// Cancels the helpers' requests (after the machine closed the helpers).
+    func cancelHelperTasks(_ context: DownloadContext) {
         context.control.withLock { control in
             for task in control.helperTasks.values { task.cancel() }
         }
-        return ranges
     }
 }

@@ -134,7 +134,7 @@ final class DownloadRunner: @unchecked Sendable {
             events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? request.resumeFrom, reason: reason))
         case .run:
             if let context {
-                perform(context.attempt.proceed(), context)
+                perform(context.machine.attempt.proceed(), context)
                 return
             }
             refuse(request, outcome, suspended: suspended)
@@ -155,13 +155,8 @@ final class DownloadRunner: @unchecked Sendable {
             settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
             announcedDigest: prepared.announcedDigest, segmentBytes: paced ?? configuration.segmentBytes.lowerBound)
         let sink = ByteSink(file: prepared.file, offset: prepared.offset, digest: prepared.digest)
-        let context = DownloadContext(request: request, attempt: attempt, sink: sink, queues: queues)
-        if request.segments > 1, let first = prepared.keptParts.first {
-            // The attempt's requests stop where the kept ranges begin; the helpers start with them.
-            context.keptParts = prepared.keptParts
-            context.attempt.rangeLimit = first.start
-        }
-        return context
+        let machine = DownloadMachine(attempt: attempt, keptParts: prepared.keptParts, connections: request.segments)
+        return DownloadContext(request: request, machine: machine, sink: sink, queues: queues)
     }
 
     /// A transfer that could not begin: the host rules refused it or its file could not be prepared.

@@ -1,0 +1,153 @@
+/// What one download's attempt and its helper connections share, as a value: the attempt
+/// (`DownloadAttempt`), the helper connections (`HelperConnections`), the parts kept from an earlier
+/// attempt, and where the attempt's request out ends. It alone decides where the attempt's
+/// requests stop (`DownloadAttempt.rangeLimit`): where the helpers' parts begin. It performs no I/O,
+/// reads no clock and takes no lock: the runner feeds it on the delegate queue and carries out what
+/// it returns (cancelling the helpers' requests, logging).
+struct DownloadMachine: Sendable {
+    /// Where the attempt stands against the helpers' parts, before its next request.
+    enum Position: Equatable, Sendable {
+        /// Its next request is its own range (no helpers, or it has not reached them).
+        case own
+        /// Its offset is where the helpers' parts begin.
+        case atParts
+        /// It went past where the parts begin (`leadEnd`), which the plan never allows: the
+        /// helpers closed and it fetches the rest alone. Their requests are to be cancelled.
+        case lostTrack(leadEnd: Int64)
+    }
+
+    /// What the attempt does on reaching the next part.
+    enum PartStep: Equatable, Sendable {
+        /// The whole file is behind it.
+        case finished
+        /// The part's helper still fetches it: wait for a wake-up.
+        case wait
+        /// Take these bytes (maybe none) into the digest, then go on past them.
+        case absorb(ByteRange)
+        /// The part does not begin at the attempt's offset: the helpers closed and it fetches the
+        /// rest alone. Their requests are to be cancelled.
+        case misplaced(ByteRange)
+    }
+
+    var attempt: DownloadAttempt
+    /// The helper connections, once the server's first answer allowed them (`startHelpers`). The
+    /// runner changes them only through their own decisions (`HelperConnections`' inputs).
+    var helpers: HelperConnections?
+    /// Ranges past the offset kept from earlier attempts, until the helpers start with them.
+    private(set) var keptParts: [ByteRange] = []
+    /// Where the attempt's current (or last) request ends, exclusive.
+    private(set) var leadAsked: Int64 = 0
+    /// The connections the job asked for (`segments`): the attempt's and its helpers'.
+    let connections: Int
+
+    init(attempt: DownloadAttempt, keptParts: [ByteRange], connections: Int) {
+        self.attempt = attempt
+        self.connections = connections
+        if connections > 1, let first = keptParts.first {
+            // The attempt's requests stop where the kept ranges begin; the helpers start with them.
+            self.keptParts = keptParts
+            self.attempt.limitRequests(to: first.start)
+        }
+    }
+
+    /// Where the attempt's range is still unasked: past its offset, past its request out, and
+    /// past a part it is taking into the digest (its offset jumps there once it has).
+    var leadFrom: Int64 {
+        max(attempt.offset, leadAsked, helpers?.absorbing?.end ?? 0)
+    }
+
+    /// The attempt sent a request for `range` (nil: the rest of the file).
+    mutating func requestSent(_ range: ClosedRange<Int64>?) {
+        leadAsked = range.map { $0.upperBound + 1 } ?? attempt.offset
+    }
+
+    // MARK: - Helpers
+
+    /// After the attempt accepted an answer: whether helpers start, when the job asked for several
+    /// connections and the answer allows them (a 206 of a known size with a validator), unless a
+    /// rate limit paces the job (`paced`). Kept ranges that do not match where the attempt's
+    /// requests stop are dropped, and it fetches without them.
+    mutating func startHelpers(paced: Bool, minimumSplit: Int64) -> Bool {
+        guard helpers == nil, connections > 1, attempt.status == 206, attempt.rangesUsable, attempt.validator != nil,
+            let total = attempt.totalBytes, !paced
+        else { return false }
+        let plan = SegmentPlan(total: total, prefix: attempt.offset, kept: keptParts, minimumSplit: minimumSplit)
+        keptParts = []
+        guard plan.leadEnd == attempt.rangeLimit ?? total else {
+            attempt.limitRequests(to: nil)
+            return false
+        }
+        helpers = HelperConnections(plan: plan, width: connections - 1)
+        return true
+    }
+
+    /// Gives helper `worker` a part (`HelperConnections.assign`); the attempt's requests then stop
+    /// where the parts begin. False when nothing is worth splitting.
+    mutating func assignHelper(_ worker: Int) -> Bool {
+        let from = leadFrom
+        guard helpers?.assign(worker, leadFrom: from) == true, let leadEnd = helpers?.plan.leadEnd else { return false }
+        attempt.limitRequests(to: leadEnd)
+        return true
+    }
+
+    /// The answer to helper `worker`'s request, judged by the attempt's rules.
+    mutating func helperAnswered(_ worker: Int, _ response: DownloadAttempt.Response?) -> HelperConnections.Answer {
+        helpers?.answer(worker, response, attempt: attempt) ?? .cancel
+    }
+
+    /// Closes the helpers (their requests are to be cancelled): the ranges past the attempt's offset
+    /// that are in the file, or the kept ones when there were no helpers open.
+    mutating func closeHelpers() -> [ByteRange] {
+        helpers?.close() ?? keptParts
+    }
+
+    /// The partial file starts over from byte 0: what helpers fetched or an earlier attempt kept
+    /// is not the new version's, and the attempt's requests run to the file's end.
+    mutating func startedOver() {
+        _ = closeHelpers()
+        keptParts = []
+        attempt.limitRequests(to: nil)
+    }
+
+    // MARK: - The attempt reaching the parts
+
+    /// Whether the attempt's next request begins where the helpers' parts do.
+    mutating func position() -> Position {
+        guard let helpers, !helpers.isClosed, let total = attempt.totalBytes else { return .own }
+        let leadEnd = helpers.plan.leadEnd
+        if attempt.offset > leadEnd {
+            _ = closeHelpers()
+            attempt.limitRequests(to: nil)
+            return .lostTrack(leadEnd: leadEnd)
+        }
+        return attempt.offset == leadEnd && attempt.offset < total ? .atParts : .own
+    }
+
+    /// The attempt's offset reached the next part: what it does.
+    mutating func reachedPart() -> PartStep {
+        guard let step = helpers?.plan.leadArrived() else { return .finished }
+        switch step {
+        case .finished:
+            return .finished
+        case .wait:
+            return .wait
+        case .absorb(let range):
+            // Only bytes that continue the attempt's own go into the digest, in order.
+            guard range.start == attempt.offset else {
+                _ = closeHelpers()
+                attempt.limitRequests(to: nil)
+                return .misplaced(range)
+            }
+            helpers?.absorbing = range
+            attempt.limitRequests(to: helpers?.plan.leadEnd)
+            return .absorb(range)
+        }
+    }
+
+    /// The part's bytes up to `end` are in the digest: the attempt's offset moves past them (nil:
+    /// reading them failed, and the attempt decides).
+    mutating func absorbed(to end: Int64?) {
+        if let end { attempt.skipped(to: end) }
+        helpers?.absorbing = nil
+    }
+}
