@@ -143,3 +143,41 @@ struct DownloadMachineTests {
         #expect(machine.closeHelpers().isEmpty)
     }
 }
+
+extension DownloadMachineTests {
+    @Test func checkpointsCountAndRecordTheHelpersBytesWhileTheyAreOpen() {
+        var machine = answered(total: 8 * mib)
+        _ = machine.startHelpers(paced: false, minimumSplit: mib)
+        _ = machine.assignHelper(0)
+        machine.attempt.wrote(Int(mib))
+        guard case .send(let range) = machine.helpers?.next(0, rangeBytes: mib, backlogHigh: false) else {
+            Issue.record("no helper request")
+            return
+        }
+        _ = machine.helperAnswered(0, .init(status: 206, contentRange: "bytes \(range.lowerBound)-\(range.upperBound)/\(8 * mib)", validator: "\"v1\""))
+        _ = machine.helpers?.wrote(0, mib / 2, backlogHigh: false)
+        #expect(machine.progress == mib + mib / 2)
+        let parts = machine.checkpointParts
+        #expect(parts == [ByteRange(start: 6 * mib, end: 6 * mib + mib / 2)])
+        machine.checkpointStarted(parts)
+        _ = machine.helpers?.wrote(0, mib / 2, backlogHigh: false)
+        // Stopping: what the helpers fetched when the file was synced, else what the checkpoint recorded.
+        let closed = machine.closeHelpers()
+        #expect(closed == [ByteRange(start: 6 * mib, end: 7 * mib)])
+        #expect(machine.partsKept(closed: closed, synced: true) == closed)
+        #expect(machine.partsKept(closed: closed, synced: false) == parts)
+        // Closed helpers count and record nothing more.
+        #expect(machine.progress == mib)
+        #expect(machine.checkpointParts.isEmpty)
+    }
+
+    @Test func withoutHelpersAStopKeepsThePartsKeptBefore() {
+        let kept = [ByteRange(start: 40 * mib, end: 50 * mib)]
+        var machine = answered(offset: 10 * mib, total: 64 * mib, kept: kept)
+        #expect(machine.progress == 10 * mib)
+        #expect(machine.checkpointParts.isEmpty)
+        let closed = machine.closeHelpers()
+        #expect(closed == kept)
+        #expect(machine.partsKept(closed: closed, synced: false) == kept)
+    }
+}

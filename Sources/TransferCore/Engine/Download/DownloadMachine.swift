@@ -56,6 +56,30 @@ struct DownloadMachine: Sendable {
         max(attempt.offset, leadAsked, helpers?.absorbing?.end ?? 0)
     }
 
+    /// Bytes of the file fetched: the attempt's offset and, while the helpers are open, their
+    /// bytes past it. What a checkpoint's progress counts.
+    var progress: Int64 {
+        attempt.offset + (helpers.map { $0.isClosed ? 0 : $0.bytesAhead } ?? 0)
+    }
+
+    /// The ranges past the attempt's offset that a checkpoint records: the helpers' while they are
+    /// open (once closed, the file may have started over, and they are not recorded).
+    var checkpointParts: [ByteRange] {
+        helpers.map { $0.isClosed ? [] : $0.ranges } ?? []
+    }
+
+    /// A checkpoint recording `parts` (`checkpointParts`) began.
+    mutating func checkpointStarted(_ parts: [ByteRange]) {
+        if helpers?.isClosed == false { helpers?.checkpointed(parts) }
+    }
+
+    /// The ranges a later attempt keeps once the transfer stops or is interrupted, after the
+    /// helpers closed with `closed` in the file: those when the partial file was `synced`, else
+    /// what the last checkpoint recorded (or what was kept before the helpers started).
+    func partsKept(closed: [ByteRange], synced: Bool) -> [ByteRange] {
+        synced ? closed : helpers?.lastCheckpointParts ?? keptParts
+    }
+
     /// The attempt sent a request for `range` (nil: the rest of the file).
     mutating func requestSent(_ range: ClosedRange<Int64>?) {
         leadAsked = range.map { $0.upperBound + 1 } ?? attempt.offset

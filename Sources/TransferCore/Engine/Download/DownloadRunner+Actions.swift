@@ -197,7 +197,7 @@ extension DownloadRunner {
     private func keepDurable(_ context: DownloadContext) -> (kept: StoppedTransfer, synced: Bool) {
         let ranges = closeHelpers(context)
         let (bytes, synced) = context.sink.syncNow(offset: context.machine.attempt.offset)
-        let parts = synced ? ranges : context.machine.helpers?.lastCheckpointParts ?? context.machine.keptParts
+        let parts = context.machine.partsKept(closed: ranges, synced: synced)
         let kept = StoppedTransfer(bytes: bytes, validator: context.machine.attempt.validator, totalBytes: context.machine.attempt.totalBytes, parts: parts)
         return (kept, synced)
     }

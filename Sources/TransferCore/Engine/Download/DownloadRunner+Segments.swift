@@ -117,22 +117,20 @@ extension DownloadRunner {
     /// Checkpoints the partial file when due: the attempt's offset, and the helpers' ranges past it.
     func checkpointIfDue(_ context: DownloadContext, now: UInt64) {
         let offset = context.machine.attempt.offset
-        // Once the helpers are closed (the file started over, say), their ranges are not recorded.
-        let open = context.machine.helpers?.isClosed == false
-        let progress = offset + (open ? context.machine.helpers?.bytesAhead ?? 0 : 0)
+        let progress = context.machine.progress
         guard
             context.sink.advanced(
                 to: progress, now: now, checkpointBytes: configuration.checkpointBytes, intervalNanoseconds: checkpointIntervalNanoseconds)
         else { return }
         let jobID = context.request.jobID
-        let parts = open ? context.machine.helpers?.ranges ?? [] : []
+        let parts = context.machine.checkpointParts
         do throws(FileIOError) {
             let started = try context.sink.checkpoint(
                 offset: offset, progress: progress, now: now, on: queues.io, logger: context.request.logger
             ) { bytes, generation in
                 self.events.yield(.checkpoint(jobID: jobID, bytes: bytes, parts: parts, generation: generation))
             }
-            if started, open { context.machine.helpers?.lastCheckpointParts = parts }
+            if started { context.machine.checkpointStarted(parts) }
         } catch {
             perform(context.machine.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)
         }

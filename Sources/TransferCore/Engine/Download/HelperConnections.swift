@@ -89,7 +89,7 @@ struct HelperConnections: Sendable {
     /// A part the attempt is taking into the digest: still in the file past the attempt's offset.
     var absorbing: ByteRange?
     /// The ranges the last checkpoint recorded.
-    var lastCheckpointParts: [ByteRange] = []
+    private(set) var lastCheckpointParts: [ByteRange] = []
 
     init(plan: SegmentPlan, width: Int) {
         self.plan = plan
@@ -106,6 +106,11 @@ struct HelperConnections: Sendable {
     }
 
     var bytesAhead: Int64 { plan.bytesAhead + (absorbing?.count ?? 0) }
+
+    /// A checkpoint recording `parts` began.
+    mutating func checkpointed(_ parts: [ByteRange]) {
+        lastCheckpointParts = parts
+    }
 
     /// The helper whose request `task` is, if it is a helper's.
     func worker(ofTask task: Int) -> Int? { workerByTask[task] }
