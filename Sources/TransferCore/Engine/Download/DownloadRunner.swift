@@ -58,15 +58,8 @@ final class DownloadRunner: @unchecked Sendable {
         guard let found = registry.cancelTarget(jobID) else { return .notRunning }
         guard let context = found else { return .cancelled }
         let (outcome, moved): (CancelOutcome, Bool) = context.control.withLock { control in
-            switch control.phase {
-            case .landing: return (.landing, false)
-            case .cancelling: return (.cancelled, false)
-            case .stopping: return (.notRunning, false)
-            case .active, .backedUp:
-                control.phase = .cancelling
-                control.cancelTasks()
-                return (.cancelled, true)
-            }
+            let (outcome, next) = control.phase.cancelled()
+            return (outcome, control.end(in: next))
         }
         // A transfer waiting between requests has no request to cancel: its wait ends instead.
         if moved { context.wakeup.wake() }
@@ -78,21 +71,15 @@ final class DownloadRunner: @unchecked Sendable {
         guard let found = registry.stopTarget(jobID, reason: reason) else { return .notRunning }
         guard let context = found else { return .stopping }
         let (outcome, moved): (StopOutcome, Bool) = context.control.withLock { control in
-            switch control.phase {
-            case .landing: return (.landing, false)
-            case .cancelling, .stopping: return (.notRunning, false)
-            case .active, .backedUp:
-                control.phase = .stopping(reason)
-                control.cancelTasks()
-                return (.stopping, true)
-            }
+            let (outcome, next) = control.phase.stopped(reason)
+            return (outcome, control.end(in: next))
         }
         if moved { context.wakeup.wake() }
         return outcome
     }
 
     func stopAll() async -> [String: StoppedTransfer] {
-        for context in registry.beginStoppingAll() where context.move(from: [.active, .backedUp], to: .stopping(.shutdown), cancellingTask: true) {
+        for context in registry.beginStoppingAll() where context.control.withLock({ $0.end(in: $0.phase.stopped(.shutdown).next) }) {
             context.wakeup.wake()
         }
         return await registry.waitUntilIdle()
