@@ -181,3 +181,16 @@ extension DownloadMachineTests {
         #expect(machine.partsKept(closed: closed, synced: false) == kept)
     }
 }
+
+extension DownloadMachineTests {
+    @Test func onlyARangedAnswerWithAValidatorMayBeHeldBackAndContinued() {
+        #expect(answered(total: 8 * mib).attempt.continuesWithRange)
+        var unvalidated = DownloadMachine(
+            attempt: DownloadAttempt(settings: .init(url: Self.url), offset: 0, totalBytes: nil, validator: nil, segmentBytes: mib),
+            keptParts: [], connections: 1)
+        _ = unvalidated.attempt.proceed()
+        #expect(!unvalidated.attempt.continuesWithRange, "no answer yet")
+        _ = unvalidated.attempt.respond(.init(status: 200, expectedContentLength: 8 * mib, validator: "\"v1\""))
+        #expect(!unvalidated.attempt.continuesWithRange, "a 200 is the whole file, from byte 0")
+    }
+}

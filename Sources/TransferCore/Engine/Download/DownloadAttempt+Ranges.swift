@@ -14,6 +14,10 @@ extension DownloadAttempt {
         case unvalidated
     }
 
+    /// Whether the current request may be cancelled and continued later with a ranged request
+    /// from the offset (to let a backlog drain): only after a 206 with a validator is that safe.
+    var continuesWithRange: Bool { status == 206 && validator != nil }
+
     /// How a `206` answer to a range from `start` fits what the attempt knows of the file.
     func rangeFit(_ response: Response, from start: Int64) -> RangeFit {
         guard let range = ContentRange(response.contentRange), range.start == start else { return .misplaced }

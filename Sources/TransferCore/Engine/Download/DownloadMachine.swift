@@ -162,7 +162,7 @@ struct DownloadMachine: Sendable {
                 attempt.limitRequests(to: nil)
                 return .misplaced(range)
             }
-            helpers?.absorbing = range
+            helpers?.absorb(range)
             attempt.limitRequests(to: helpers?.plan.leadEnd)
             return .absorb(range)
         }
@@ -172,6 +172,6 @@ struct DownloadMachine: Sendable {
     /// reading them failed, and the attempt decides).
     mutating func absorbed(to end: Int64?) {
         if let end { attempt.skipped(to: end) }
-        helpers?.absorbing = nil
+        helpers?.absorb(nil)
     }
 }

@@ -60,7 +60,7 @@ extension DownloadRunner {
         }
         guard let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog }) else { return }
         // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
-        if phase == .active, context.machine.attempt.status == 206, context.machine.attempt.validator != nil, backlog > configuration.backlogHighWater,
+        if phase == .active, context.machine.attempt.continuesWithRange, backlog > configuration.backlogHighWater,
             context.move(from: [.active], to: .backedUp, cancellingTask: true)
         {
             context.request.logger.debug(

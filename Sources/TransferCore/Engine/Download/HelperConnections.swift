@@ -87,7 +87,7 @@ struct HelperConnections: Sendable {
     private(set) var nextWorker = 0
     private(set) var failures = 0
     /// A part the attempt is taking into the digest: still in the file past the attempt's offset.
-    var absorbing: ByteRange?
+    private(set) var absorbing: ByteRange?
     /// The ranges the last checkpoint recorded.
     private(set) var lastCheckpointParts: [ByteRange] = []
 
@@ -106,6 +106,11 @@ struct HelperConnections: Sendable {
     }
 
     var bytesAhead: Int64 { plan.bytesAhead + (absorbing?.count ?? 0) }
+
+    /// The attempt takes `range` into the digest (nil: it is done, or gave up).
+    mutating func absorb(_ range: ByteRange?) {
+        absorbing = range
+    }
 
     /// A checkpoint recording `parts` began.
     mutating func checkpointed(_ parts: [ByteRange]) {
