@@ -93,19 +93,11 @@ extension TransferManager {
     /// Records a 2xx answer: the job completes with it, and its copy is freed.
     func uploadCompleted(_ record: JobRecord, bytes: Int64, response: UploadResponse) {
         var job = record
-        metrics.transfersCompleted.increment()
-        job.state = .completed
-        job.finishedAt = Date()
-        job.checkpointBytes = bytes
-        job.error = nil
         job.response = response
-        job.logAttempt(.completed)
         // The answer (up to upload_response_body_bytes) joins the large fields, written once.
         if job.detached == true, let change = try? requestChange(job) { journal.write([change]) }
         releaseSpool(of: job)
-        let event = ended(&job)
-        save(job)
-        enqueue(event)
+        complete(job, holding: bytes, as: .completed)
         logger(forJob: job.id).info(
             "job completed: the server accepted the upload", metadata: ["status": "\(response.status)", "bytes": "\(bytes)"])
     }
