@@ -9,10 +9,11 @@ import TransferProtocol
 extension LimitsMonitor {
     static func check(_ uploads: UploadRunner, now: UInt64, wallClock: Date) {
         uploads.queues.assertOnDelegate()
-        for context in uploads.running where context.phase == .active {
+        for context in uploads.running where context.machine.isRunning {
             guard let failure = exceeded(context, now: now, wallClock: wallClock) else { continue }
-            // The request in flight is cancelled; its end reports the failure (`endInactive`).
-            _ = context.stop(as: .failing(failure))
+            // An input to the machine: the request in flight is cancelled and its end reports the
+            // failure, or the upload ends at once between requests.
+            uploads.feed(.fail(failure), context)
         }
     }
 
