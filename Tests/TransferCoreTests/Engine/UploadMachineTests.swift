@@ -117,6 +117,7 @@ struct UploadMachineTests {
         #expect(machine.handle(.fail(Self.tooSlow)).isEmpty)
         #expect(machine.handle(.paceTimerFired(Self.clock(10 * Self.second))).isEmpty)
         #expect(machine.handle(.hostChecked(.allowed, Self.clock())).isEmpty)
+        #expect(machine.handle(.segmentRead(.success(Data(count: 1000)))).isEmpty)
         #expect(machine.handle(.requestEnded(nil, Self.clock())).isEmpty)
     }
 
@@ -124,6 +125,27 @@ struct UploadMachineTests {
         var machine = Self.tus()
         #expect(machine.handle(.stop(.pause)) == [.stopped(.pause, kept: 0)])
         #expect(machine.handle(.start(Self.clock())).isEmpty)
+    }
+
+    @Test func aStartRefusedForItsHostOrSpoolCopyEndsBeforeTheFirstRequest() {
+        var retried = Self.tus()
+        #expect(retried.handle(.fail(Self.tooSlow)) == [.retryLater(Self.tooSlow, kept: 0)])
+        #expect(retried.handle(.start(Self.clock())).isEmpty)
+        var failed = Self.tus()
+        #expect(failed.handle(.fail(Self.outOfTime)) == [.fail(Self.outOfTime.error)])
+    }
+
+    @Test func aPlainUploadCompletesWithTheServersAnswerOnce() {
+        var machine = UploadMachine(attempt: UploadAttempt(settings: .init(url: Self.url, size: 3000, bodyLimit: 64)))
+        #expect(machine.handle(.start(Self.clock())).count == 1)
+        let answer = UploadAttempt.Response(status: 201, location: "/files/1", etag: nil, contentType: "text/plain", retryAfter: nil)
+        #expect(machine.handle(.response(answer)) == [.acceptBody])
+        #expect(machine.handle(.body(Data("stored".utf8))).isEmpty)
+        let end = machine.handle(.requestEnded(nil, Self.clock()))
+        #expect(end == [.complete(UploadResponse(status: 201, location: "/files/1", contentType: "text/plain", body: "stored", bodyEncoding: "utf8"))])
+        #expect(machine.state == .ended)
+        // A stop that crossed the end on its way finds nothing to stop.
+        #expect(machine.handle(.stop(.pause)).isEmpty)
     }
 
     @Test func aCancelWhileThePaceWaitRunsEndsItAtOnceAndTheTimerFindsNothingToDo() {
