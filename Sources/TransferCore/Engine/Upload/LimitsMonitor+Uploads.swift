@@ -23,14 +23,14 @@ extension LimitsMonitor {
         if let deadline = request.deadline, wallClock >= deadline { return outOfTime(deadline) }
         guard request.limits.lowSpeedBytesPerSecond > 0 else { return nil }
         let bytes = context.bytesSoFar
-        guard let window = context.stallWindow else {
-            context.stallWindow = (now, bytes)
+        guard let window = context.machine.stallWindow else {
+            context.machine.stallWindow = (now, bytes)
             return nil
         }
         let elapsed = MonotonicClock.seconds(from: window.start, to: now)
         guard elapsed >= request.limits.lowSpeedTime else { return nil }
         let rate = Double(bytes - window.bytes) / elapsed
-        context.stallWindow = (now, bytes)
+        context.machine.stallWindow = (now, bytes)
         guard rate < Double(request.limits.lowSpeedBytesPerSecond) else { return nil }
         return tooSlow(request, rate: rate, elapsed: elapsed, verb: "took")
     }

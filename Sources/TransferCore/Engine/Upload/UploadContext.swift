@@ -7,7 +7,7 @@ import Synchronization
 /// One running upload inside the engine: its job, its machine (every decision and the state they
 /// rest on), the request in flight, and the counters other threads read for progress.
 ///
-/// `@unchecked Sendable`: `machine`, `task` and `stallWindow` are read and written only on the
+/// `@unchecked Sendable`: `machine` and `task` are read and written only on the
 /// engine's delegate queue, where every input to the machine arrives (a stop or a cancel from the
 /// core is posted there); what other threads read is in atomics.
 final class UploadContext: @unchecked Sendable {
@@ -25,9 +25,6 @@ final class UploadContext: @unchecked Sendable {
     let startedAt = MonotonicClock.nanoseconds()
     /// Set once the upload sends the whole file in one request: then a rate limit cannot be held.
     let sendsWholeFile = Atomic<Bool>(false)
-    /// The low-speed limit's window, the limits monitor's: when it began and the bytes the server
-    /// held then (delegate queue only).
-    var stallWindow: (start: UInt64, bytes: Int64)?
     /// An append's wait for its pace (the machine's `wake`).
     let wakeup: Wakeup
 

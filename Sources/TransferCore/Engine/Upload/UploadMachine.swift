@@ -112,6 +112,9 @@ struct UploadMachine {
     /// The origins the host rules allowed in this attempt: a URL of another origin (a creation's
     /// `Location`, an upload URL kept from an earlier run) is checked before its first request.
     private(set) var admittedOrigins: Set<HTTPOrigin> = []
+    /// The low-speed limit's window, which the limits monitor keeps here: when it began and the
+    /// bytes the server held then.
+    var stallWindow: (start: UInt64, bytes: Int64)?
 
     init(attempt: UploadAttempt) {
         self.attempt = attempt
