@@ -19,16 +19,6 @@ import Glibc
 /// `@unchecked Sendable`: `session` is set once right after init, before any task exists;
 /// everything else is immutable or locked.
 final class UploadRunner: @unchecked Sendable {
-    private struct State {
-        var byJob: [String: UploadContext] = [:]
-        var starting: Set<String> = []
-        /// Jobs stopped or cancelled while starting, and why: they will not send.
-        var cancelledBeforeStart: [String: StopReason] = [:]
-        var stoppingAll = false
-        var stopWaiters: [CheckedContinuation<Void, Never>] = []
-        var isIdle: Bool { byJob.isEmpty && starting.isEmpty }
-    }
-
     let configuration: EngineConfiguration
     let hosts: HostGuard
     /// The bandwidth limits: a resumable upload's appends are paced to them.
@@ -38,7 +28,8 @@ final class UploadRunner: @unchecked Sendable {
     weak var session: URLSession?
     /// The engine's table of running tasks, shared with downloads.
     let tasks: EngineTasks
-    private let state = Mutex(State())
+    /// The uploads running and starting, by job.
+    private let roster = TransferRoster<UploadContext>()
 
     init(
         configuration: EngineConfiguration, hosts: HostGuard, rates: RateGovernor = RateGovernor(), queues: EngineQueues,
@@ -56,7 +47,7 @@ final class UploadRunner: @unchecked Sendable {
 
     /// Checks the host and the spool copy on the I/O queue, then sends.
     func start(_ request: TransferRequest, _ plan: UploadPlan) {
-        state.withLock { _ = $0.starting.insert(request.jobID) }
+        roster.beginStarting(request.jobID)
         queues.onIO {
             var found = TransferPreparation.hostFailure(for: request.url, hosts: self.hosts)
             var info = stat()
@@ -87,14 +78,13 @@ final class UploadRunner: @unchecked Sendable {
         let context = UploadContext(request: request, plan: plan, attempt: UploadAttempt(settings: settings), queues: queues)
         // A stop or cancel that came while it started, or a refused start, ends it before its
         // first request, as the machine decides.
-        let now = clock(context)
-        let first: UploadMachine.Input = state.withLock { state in
-            state.starting.remove(jobID)
-            state.byJob[jobID] = context
-            if let reason = state.cancelledBeforeStart.removeValue(forKey: jobID) { return .stop(reason) }
-            if state.stoppingAll { return .stop(.shutdown) }
-            if let refusal { return .fail(refusal) }
-            return .start(now)
+        let first: UploadMachine.Input
+        if let reason = roster.admitRunning(jobID, context) {
+            first = .stop(reason)
+        } else if let refusal {
+            first = .fail(refusal)
+        } else {
+            first = .start(clock(context))
         }
         feed(first, context)
     }
@@ -124,22 +114,9 @@ final class UploadRunner: @unchecked Sendable {
 
     /// nil when the job is not an upload this runner knows.
     func cancel(jobID: String) -> CancelOutcome? {
-        guard let context = claim(jobID, for: .cancel) else { return nil }
+        guard let context = roster.claim(jobID, for: .cancel) else { return nil }
         if let context { post(.cancel, to: context) }
         return .cancelled
-    }
-
-    /// The running upload `jobID` (nil inside: it is still starting, and now will not send);
-    /// nil when this runner does not know the job. A job stopped before it began is reported as
-    /// `.stopped`.
-    private func claim(_ jobID: String, for reason: StopReason) -> UploadContext?? {
-        state.withLock { state in
-            if state.starting.contains(jobID) {
-                state.cancelledBeforeStart[jobID] = reason
-                return .some(nil)
-            }
-            return state.byJob[jobID].map { .some($0) }
-        }
     }
 
     /// Stops one upload (a pause); nil when the job is not an upload this runner knows. A plain
@@ -147,7 +124,7 @@ final class UploadRunner: @unchecked Sendable {
     /// the offset the server reports. The stop is an input to the machine, which ends the upload
     /// with its one end; a stop or failure decided before it stands.
     func stop(jobID: String, reason: StopReason) -> StopOutcome? {
-        guard let context = claim(jobID, for: reason) else { return nil }
+        guard let context = roster.claim(jobID, for: reason) else { return nil }
         if let context { post(.stop(reason), to: context) }
         return .stopping
     }
@@ -158,23 +135,12 @@ final class UploadRunner: @unchecked Sendable {
     }
 
     func stopAll() async {
-        let running: [UploadContext] = state.withLock { state in
-            state.stoppingAll = true
-            return Array(state.byJob.values)
-        }
-        for context in running { post(.stop(.shutdown), to: context) }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = state.withLock { state in
-                if state.isIdle { return true }
-                state.stopWaiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
+        for context in roster.beginStoppingAll() { post(.stop(.shutdown), to: context) }
+        await roster.waitUntilIdle()
     }
 
     func progress(jobID: String) -> TransferProgress? {
-        guard let context = state.withLock({ $0.byJob[jobID] }) else { return nil }
+        guard let context = roster.context(forJob: jobID) else { return nil }
         var progress = context.progress
         progress.pacedRate = rates.rate(for: jobID)
         // A plain upload is one request: nothing to pace between.
@@ -325,23 +291,13 @@ final class UploadRunner: @unchecked Sendable {
     }
 
     /// The uploads running now.
-    var running: [UploadContext] { state.withLock { Array($0.byJob.values) } }
+    var running: [UploadContext] { roster.running }
 
     /// Reports how the upload ended and forgets it; a pace's timer still armed is disarmed.
     func end(_ context: UploadContext, _ event: EngineEvent) {
         context.wakeup.wake()
         rates.leave(context.request.jobID)
         events.yield(event)
-        state.withLock { _ = $0.byJob.removeValue(forKey: context.request.jobID) }
-        releaseStopWaitersIfIdle()
-    }
-
-    private func releaseStopWaitersIfIdle() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-            guard state.isIdle else { return [] }
-            defer { state.stopWaiters = [] }
-            return state.stopWaiters
-        }
-        waiters.forEach { $0.resume() }
+        roster.remove(context.request.jobID)
     }
 }
