@@ -51,9 +51,9 @@ final class UploadRunner: @unchecked Sendable {
         queues.onIO {
             var found = TransferPreparation.hostFailure(for: request.url, hosts: self.hosts)
             var info = stat()
-            if found == nil, stat(plan.spoolPath, &info) != 0 || Int64(info.st_size) != plan.size {
-                found = .permanent(
-                    JobError(code: .disk, message: "the spool copy of the file (\(plan.spoolPath)) is missing or damaged: hand the file over again"))
+            if found == nil, plan.spoolPath.isEmpty || stat(plan.spoolPath, &info) != 0 || Int64(info.st_size) != plan.size {
+                let copy = plan.spoolPath.isEmpty ? "the upload has no spool copy of its file" : "the spool copy of the file (\(plan.spoolPath)) is missing or damaged"
+                found = .permanent(JobError(code: .disk, message: "\(copy): hand the file over again"))
             }
             let refusal = found
             self.queues.onDelegate { self.begin(request, plan, refusal: refusal) }

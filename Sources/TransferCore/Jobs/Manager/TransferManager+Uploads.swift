@@ -67,11 +67,12 @@ extension TransferManager {
         return .new(job, url)
     }
 
-    /// What the engine sends for `job`; nil for a download.
-    func uploadPlan(for job: JobRecord) -> UploadPlan? {
-        guard job.isUpload, let spool, let path = job.spoolPath(in: spool) else { return nil }
+    /// What the engine sends for upload `job`. Without a spool copy (none was claimed, or there
+    /// is no spool), the path is empty: the engine's check of the copy fails the job, saying to
+    /// hand the file over again.
+    func uploadPlan(for job: JobRecord) -> UploadPlan {
         var plan = UploadPlan(
-            spoolPath: path, method: job.method ?? UploadMethod.put.rawValue, contentType: job.contentType,
+            spoolPath: spool.flatMap { job.spoolPath(in: $0) } ?? "", method: job.method ?? UploadMethod.put.rawValue, contentType: job.contentType,
             size: job.totalBytes ?? 0, sha256: Self.bytes(ofHex: job.sha256 ?? ""))
         plan.resumable = job.resumable ?? .auto
         plan.protocolUsed = job.uploadProtocol
