@@ -18,7 +18,8 @@ extension TransferSession {
     private var isInvalidated: Bool { state.withLock { $0.invalidated } }
 
     private func listen() {
-        var pause = 0.05
+        let policy = ReconnectPolicy()
+        var attempt = 0
         var announced = false
         while !isInvalidated {
             do throws(ControlClientError) {
@@ -30,7 +31,7 @@ extension TransferSession {
                 }
                 if invalidated { return }
                 _ = try client.call(Subscribe.self, .init(session: configuration.identifier))
-                pause = 0.05
+                attempt = 0
                 while true {
                     let (method, line) = try client.readNotification()
                     if method == NotificationMethod.event {
@@ -47,8 +48,8 @@ extension TransferSession {
                 // yet acknowledged. Progress missed meanwhile is not replayed.
             }
             if isInvalidated { return }
-            Thread.sleep(forTimeInterval: pause)
-            pause = min(pause * 2, 1)
+            Thread.sleep(forTimeInterval: policy.delay(attempt: attempt))
+            attempt += 1
         }
     }
 

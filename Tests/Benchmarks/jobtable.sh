@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The job table's benchmarks: submit throughput with 0 and with N kept jobs, pipelined submits,
-# one batch, READY time and memory with many jobs kept. Prints one table with the goals.
+# The job table's benchmarks: submit throughput with 0 and with N kept jobs, and with jobs that
+# run and fail against a live server meanwhile; pipelined submits, one batch; READY time and
+# memory with many jobs kept, and with many jobs queued. Prints one table with the goals.
 #
 # Usage (from anywhere; `make bench` runs it after bench.sh):
 #   Tests/Benchmarks/jobtable.sh
 # Environment:
 #   BENCH_KEPT=100000          finished jobs kept for the "kept" rows
-#   BENCH_MILLION=1            also measure READY time and RSS with 1,000,000 kept jobs (0: skip)
+#   BENCH_MILLION=1            also measure READY time and RSS with 1,000,000 kept jobs, and with
+#                              1,000,000 queued (0: skip)
 #   BENCH_DIR=/tmp             where the scratch directory is made
 #   BENCH_SKIP_BUILD=1         use the release binaries already built
 #   SWIFT=swift                the swift driver
@@ -61,6 +63,22 @@ PIDS+=($!)
 for _ in $(seq 100); do [[ -s $SCRATCH/port ]] && break; sleep 0.05; done
 URL="http://127.0.0.1:$(cat "$SCRATCH/port")/file"
 
+# A live server for the jobs that run while others are submitted: a 4 KiB file they download, and
+# a name it answers 404 for, so that some jobs complete (a landed file, synced) and some fail.
+mkdir -p "$SCRATCH/www"
+head -c 4096 /dev/urandom >"$SCRATCH/www/small.bin"
+python3 -c '
+import functools, http.server, sys
+handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+handler.func.log_message = lambda *args: None
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()' "$SCRATCH/www" >"$SCRATCH/live-port" &
+PIDS+=($!)
+for _ in $(seq 100); do [[ -s $SCRATCH/live-port ]] && break; sleep 0.05; done
+LIVE="http://127.0.0.1:$(cat "$SCRATCH/live-port")"
+curl -fsS -o /dev/null "$LIVE/small.bin" || die "the live test server does not serve $LIVE/small.bin"
+
 printf '{"allowed_roots": ["%s"], "max_jobs_per_user": 10000000, "journal_bytes_per_user": 4294967296, "max_concurrent_transfers": 4, "max_request_bytes": 16777216, "log_level": "warning"}\n' \
     "$SCRATCH" >"$SCRATCH/transferd.json"
 
@@ -77,9 +95,9 @@ daemon() {
     die "transferd $1 did not open its socket"
 }
 stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; }
-fill() { # NAME COUNT
-    mkdir -p "$SCRATCH/$1/state"
-    "$TOOL" fill-journal "$SCRATCH/$1/state" "$2" 0 "$SCRATCH/out/$1"
+fill() { # NAME COUNT [completed|queued [URL_PREFIX [FIRST]]]
+    mkdir -p "$SCRATCH/$1/state" "$SCRATCH/out/$1"
+    "$TOOL" fill-journal "$SCRATCH/$1/state" "$2" 0 "$SCRATCH/out/$1" "${@:3}"
 }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
@@ -98,6 +116,13 @@ daemon kept
 read -r _ RATEK < <("$TOOL" submit-load "$SOCKET" 8 50 8000 "$URL" "$SCRATCH/out/kept")
 stop
 row "durable submits/s, same, $KEPT kept" "$RATEK" ">= 20000"
+
+say "submits with $KEPT jobs kept while jobs run and fail against a live server"
+fill live "$KEPT"
+daemon live
+read -r _ RATEL < <("$TOOL" submit-load "$SOCKET" 8 50 8000 "$LIVE/small.bin,$LIVE/missing.bin" "$SCRATCH/out/live")
+stop
+row "durable submits/s, same, jobs running and failing" "$RATEL" ">= 20000"
 
 say "1,000 submits pipelined on one connection"
 daemon pipelined
@@ -129,6 +154,17 @@ JOURNAL_MB=$(( $(stat -c %s "$SCRATCH/ready/state/journal.log") / 1000000 ))
 row "READY after restart, $KEPT kept, ${JOURNAL_MB} MB journal (s)" "$READY_S" "<= 0.5"
 row "RSS with $KEPT kept (MiB)" "$((READY_RSS / 1024))" "<= 64"
 row "memory per kept job (bytes)" "$(( (READY_RSS - IDLE_RSS) * 1024 / KEPT ))" "<= 600"
+# Queued jobs wait behind a server that never answers: the first max_concurrent_transfers start
+# and hold their slots, the others stay queued.
+QUEUED=$((KEPT * 3 / 4))
+say "READY time and RSS: $QUEUED queued, $((KEPT - QUEUED)) finished"
+fill queued "$((KEPT - QUEUED))"
+fill queued "$QUEUED" queued "$URL-" "$((KEPT - QUEUED))"
+ready_row queued
+row "READY, $QUEUED queued + $((KEPT - QUEUED)) finished (s)" "$READY_S" "<= 0.5"
+row "RSS, same (MiB)" "$((READY_RSS / 1024))" "-"
+row "memory per job, same (bytes)" "$(( (READY_RSS - IDLE_RSS) * 1024 / KEPT ))" "<= 600"
+rm -rf "$SCRATCH/queued"
 if [[ $MILLION == 1 ]]; then
     say "READY time and RSS: 1,000,000 kept (writing the journal takes a while)"
     rm -rf "$SCRATCH/ready"
@@ -138,6 +174,13 @@ if [[ $MILLION == 1 ]]; then
     row "READY after restart, 1,000,000 kept, ${JOURNAL_MB} MB journal (s)" "$READY_S" "<= 5"
     row "RSS with 1,000,000 kept (MiB)" "$((READY_RSS / 1024))" "-"
     row "memory per kept job, 1,000,000 (bytes)" "$(( (READY_RSS - IDLE_RSS) * 1024 / 1000000 ))" "<= 600"
+    say "READY time and RSS: 1,000,000 queued"
+    rm -rf "$SCRATCH/million"
+    fill million-queued 1000000 queued "$URL-"
+    ready_row million-queued
+    row "READY after restart, 1,000,000 queued (s)" "$READY_S" "<= 5"
+    row "RSS with 1,000,000 queued (MiB)" "$((READY_RSS / 1024))" "-"
+    row "memory per queued job, 1,000,000 (bytes)" "$(( (READY_RSS - IDLE_RSS) * 1024 / 1000000 ))" "<= 600"
 fi
 
 printf '\n%-58s %14s %16s\n' "job table" "transferd" "goal"

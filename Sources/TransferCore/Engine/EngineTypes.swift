@@ -35,6 +35,12 @@ public struct EngineConfiguration: Sendable {
 }
 
 /// One transfer for the engine to run.
+/// What a transfer does: fetch the URL into the destination, or send a file (its spool copy) to the URL.
+public enum TransferKind: Sendable {
+    case download
+    case upload(UploadPlan)
+}
+
 public struct TransferRequest: Sendable {
     public var jobID: String
     public var url: URL
@@ -65,8 +71,8 @@ public struct TransferRequest: Sendable {
     /// Who the download is for; nil for the daemon's own user. Decides the access check at start
     /// and, when the daemon runs as root, who owns the file.
     public var owner: DownloadOwner?
-    /// For an upload: what to send and how; nil for a download.
-    public var upload: UploadPlan?
+    /// A download, or an upload with what to send and how.
+    public var kind: TransferKind = .download
     /// The job's own rate limit in bytes per second (`limit_rate`); nil: none.
     public var limitRate: Int64?
     /// The shared limits the transfer falls under besides the global one.

@@ -71,11 +71,10 @@ public final class TransferEngine: TransferDriving {
 
     /// Starts a transfer; its outcome arrives as events.
     public func start(_ request: TransferRequest) {
-        if let plan = request.upload {
-            uploads.start(request, plan)
-            return
+        switch request.kind {
+        case .download: runner.start(request)
+        case .upload(let plan): uploads.start(request, plan)
         }
-        runner.start(request)
     }
 
     /// Cancels a transfer and removes its partial file, unless it is already landing at its

@@ -8,12 +8,16 @@ import Glibc
 
 // The job-table benchmarks' helper (Tests/Benchmarks/jobtable.sh):
 //
-//   transferd-bench fill-journal STATE_DIR COUNT OWNER DEST_DIR
-//       writes COUNT completed downloads of OWNER into the journal of STATE_DIR, as the daemon
-//       would have written them, and exits
-//   transferd-bench submit-load SOCKET CLIENTS IN_FLIGHT JOBS URL DEST_DIR
+//   transferd-bench fill-journal STATE_DIR COUNT OWNER DEST_DIR [STATE [URL_PREFIX [FIRST]]]
+//       writes COUNT downloads of OWNER into the journal of STATE_DIR, as the daemon would have
+//       written them, and exits. STATE: `completed` (the default) or `queued` (submitted, not yet
+//       started); their URLs are URL_PREFIX followed by a number (default
+//       http://127.0.0.1:8080/files/artifact-); FIRST numbers the first job (0), so that a second
+//       fill adds jobs beside those of a first
+//   transferd-bench submit-load SOCKET CLIENTS IN_FLIGHT JOBS URLS DEST_DIR
 //       CLIENTS connections each keep IN_FLIGHT submits pipelined until JOBS were accepted in
-//       all; prints "seconds submits_per_second"
+//       all; URLS is one URL or several separated by commas, taken in turn; prints
+//       "seconds submits_per_second"
 //   transferd-bench batch SOCKET JOBS URL DEST_DIR
 //       one JSON-RPC batch of JOBS submits; prints "seconds"
 //   transferd-bench ready TRANSFERD_ARGS...
@@ -31,7 +35,15 @@ func now() -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
-func fillJournal(stateDirectory: String, count: Int, owner: UInt32, destinations: String) async throws {
+/// How a filled job is recorded: finished, or waiting in the queue.
+enum FilledState: String {
+    case completed, queued
+}
+
+func fillJournal(
+    stateDirectory: String, count: Int, owner: UInt32, destinations: String, state: FilledState = .completed,
+    urlPrefix: String = "http://127.0.0.1:8080/files/artifact-", first: Int = 0
+) async throws {
     let journal = try Journal(directory: stateDirectory, logger: Logger(label: "fill", factory: { _ in SwiftLogNoOpLogHandler() }))
     let template = #"""
         {"attempts":1,"checkpoint_bytes":1048576,"created_at":"2026-11-23T10:00:00.000Z","destination":"/x","event_seq":1,"final_url":"http://127.0.0.1/x","finished_at":"2026-11-23T10:00:01.250Z","headers":{},"id":"x","id_chosen_by_client":false,"order":1,"overwrite":false,"owner":0,"owner_group":0,"partial_inode":1234567,"sha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","started_at":"2026-11-23T10:00:00.010Z","state":"completed","total_bytes":1048576,"url":"http://127.0.0.1/x","validator":"\"65f1a2b3-100000\""}
@@ -43,13 +55,26 @@ func fillJournal(stateDirectory: String, count: Int, owner: UInt32, destinations
     job.order = 424_242_424_242
     job.owner = owner
     job.ownerGroup = owner
-    job.url = "http://127.0.0.1:8080/files/artifact-@N@.bin"
+    job.url = urlPrefix + "@N@"
     job.finalUrl = job.url
+    if state == .queued {
+        // As a submit leaves it: nothing fetched, nothing decided.
+        job.state = .queued
+        job.attempts = 0
+        job.checkpointBytes = 0
+        job.totalBytes = nil
+        job.sha256 = nil
+        job.validator = nil
+        job.finalUrl = nil
+        job.partialInode = nil
+        job.startedAt = nil
+        job.finishedAt = nil
+    }
     job.destination = "\(destinations)/artifact-@N@.bin"
     job.eventSeq = 434_343_434_343
     let pattern = String(decoding: try WireCoding.encoder().encode(job), as: UTF8.self)
     var changes: [Journal.Change] = []
-    for index in 0..<count {
+    for index in first..<(first + count) {
         let id = String(UInt64(index) &* 0x9E37_79B9_7F4A_7C15, radix: 16).leftPadded(16)
         let text = pattern.replacingOccurrences(of: "@ID@", with: id).replacingOccurrences(of: "@N@", with: "\(index)")
             .replacingOccurrences(of: "424242424242", with: "\(index + 1)").replacingOccurrences(of: "434343434343", with: "\(index + 1)")
@@ -119,7 +144,10 @@ func submitLine(_ number: Int, client: Int, url: String, directory: String) -> S
     #"{"jsonrpc":"2.0","id":\#(number),"method":"submit","params":{"url":"\#(url)?c\#(client)n\#(number)","destination":"\#(directory)/c\#(client)-\#(number)"}}"# + "\n"
 }
 
-func submitLoad(socket path: String, clients: Int, inFlight: Int, jobs: Int, url: String, directory: String) {
+/// The URL submit `number` of a client uses: the list's URLs in turn.
+func pick(_ urls: [String], _ number: Int) -> String { urls[number % urls.count] }
+
+func submitLoad(socket path: String, clients: Int, inFlight: Int, jobs: Int, urls: [String], directory: String) {
     let perClient = jobs / clients
     let done = DispatchGroup()
     let started = now()
@@ -130,7 +158,7 @@ func submitLoad(socket path: String, clients: Int, inFlight: Int, jobs: Int, url
             var sent = 0
             var first = ""
             while sent < min(inFlight, perClient) {
-                first += submitLine(sent, client: client, url: url, directory: directory)
+                first += submitLine(sent, client: client, url: pick(urls, sent), directory: directory)
                 sent += 1
             }
             connection.send(first)
@@ -138,7 +166,7 @@ func submitLoad(socket path: String, clients: Int, inFlight: Int, jobs: Int, url
                 let answer = connection.readLine()
                 if !answer.contains(#""result""#) { fail("a submit was refused: \(answer.prefix(300))") }
                 if sent < perClient {
-                    connection.send(submitLine(sent, client: client, url: url, directory: directory))
+                    connection.send(submitLine(sent, client: client, url: pick(urls, sent), directory: directory))
                     sent += 1
                 }
             }
@@ -204,12 +232,24 @@ func ready(_ arguments: [String]) {
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else { fail("usage: see the top of BenchTool.swift") }
 switch arguments[1] {
-case "fill-journal" where arguments.count == 6:
-    guard let count = Int(arguments[3]), let owner = UInt32(arguments[4]) else { fail("fill-journal STATE_DIR COUNT OWNER DEST_DIR") }
-    do { try await fillJournal(stateDirectory: arguments[2], count: count, owner: owner, destinations: arguments[5]) } catch { fail("\(error)") }
+case "fill-journal" where (6...9).contains(arguments.count):
+    let usage = "fill-journal STATE_DIR COUNT OWNER DEST_DIR [completed|queued [URL_PREFIX [FIRST]]]"
+    guard let count = Int(arguments[3]), let owner = UInt32(arguments[4]),
+        let state = arguments.count > 6 ? FilledState(rawValue: arguments[6]) : .completed,
+        let first = arguments.count > 8 ? Int(arguments[8]) : 0
+    else { fail(usage) }
+    let prefix = arguments.count > 7 ? arguments[7] : "http://127.0.0.1:8080/files/artifact-"
+    do {
+        try await fillJournal(
+            stateDirectory: arguments[2], count: count, owner: owner, destinations: arguments[5], state: state, urlPrefix: prefix, first: first)
+    } catch {
+        fail("\(error)")
+    }
 case "submit-load" where arguments.count == 8:
     guard let clients = Int(arguments[3]), let inFlight = Int(arguments[4]), let jobs = Int(arguments[5]) else { fail("submit-load SOCKET CLIENTS IN_FLIGHT JOBS URL DIR") }
-    submitLoad(socket: arguments[2], clients: clients, inFlight: inFlight, jobs: jobs, url: arguments[6], directory: arguments[7])
+    let urls = arguments[6].split(separator: ",").map(String.init)
+    guard !urls.isEmpty else { fail("submit-load: no URL given") }
+    submitLoad(socket: arguments[2], clients: clients, inFlight: inFlight, jobs: jobs, urls: urls, directory: arguments[7])
 case "batch" where arguments.count == 6:
     guard let jobs = Int(arguments[3]) else { fail("batch SOCKET JOBS URL DIR") }
     batch(socket: arguments[2], jobs: jobs, url: arguments[4], directory: arguments[5])

@@ -9,10 +9,11 @@ import TransferProtocol
 extension LimitsMonitor {
     static func check(_ uploads: UploadRunner, now: UInt64, wallClock: Date) {
         uploads.queues.assertOnDelegate()
-        for context in uploads.running where context.phase == .active {
+        for context in uploads.running where context.machine.isRunning {
             guard let failure = exceeded(context, now: now, wallClock: wallClock) else { continue }
-            // The request in flight is cancelled; its end reports the failure (`endInactive`).
-            _ = context.stop(as: .failing(failure))
+            // An input to the machine: the request in flight is cancelled and its end reports the
+            // failure, or the upload ends at once between requests.
+            uploads.feed(.fail(failure), context)
         }
     }
 
@@ -22,14 +23,14 @@ extension LimitsMonitor {
         if let deadline = request.deadline, wallClock >= deadline { return outOfTime(deadline) }
         guard request.limits.lowSpeedBytesPerSecond > 0 else { return nil }
         let bytes = context.bytesSoFar
-        guard let window = context.stallWindow else {
-            context.stallWindow = (now, bytes)
+        guard let window = context.machine.stallWindow else {
+            context.machine.stallWindow = (now, bytes)
             return nil
         }
         let elapsed = MonotonicClock.seconds(from: window.start, to: now)
         guard elapsed >= request.limits.lowSpeedTime else { return nil }
         let rate = Double(bytes - window.bytes) / elapsed
-        context.stallWindow = (now, bytes)
+        context.machine.stallWindow = (now, bytes)
         guard rate < Double(request.limits.lowSpeedBytesPerSecond) else { return nil }
         return tooSlow(request, rate: rate, elapsed: elapsed, verb: "took")
     }

@@ -4,32 +4,18 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// One running upload inside the engine: its request, its attempt's decisions, and how other
-/// threads may stop it.
+/// One running upload inside the engine: its job, its machine (every decision and the state they
+/// rest on), the request in flight, and the counters other threads read for progress.
 ///
-/// `@unchecked Sendable`: `attempt` is read and written only on the engine's delegate queue;
-/// what other threads read or change is in `control` (locked) or in atomics.
+/// `@unchecked Sendable`: `machine` and `task` are read and written only on the
+/// engine's delegate queue, where every input to the machine arrives (a stop or a cancel from the
+/// core is posted there); what other threads read is in atomics.
 final class UploadContext: @unchecked Sendable {
-    enum Phase: Equatable {
-        case active
-        /// Cancelled by the user.
-        case cancelling
-        /// Stopped by the core (a pause, a yield, shutdown): a plain upload starts again from byte
-        /// 0, a resumable one from the offset the server reports.
-        case stopping(StopReason)
-        /// Stopped by the engine (a time limit, the low-speed limit): the upload ends with this failure.
-        case failing(TransferFailure)
-    }
-
-    struct Control {
-        var phase: Phase = .active
-        var task: URLSessionTask?
-    }
-
     let request: TransferRequest
     let plan: UploadPlan
-    let control = Mutex(Control())
-    var attempt: UploadAttempt
+    var machine: UploadMachine
+    /// The request in flight (delegate queue only): the machine's `cancelRequest` cancels it.
+    var task: URLSessionTask?
     /// Bytes of the file sent so far by the request in flight, the bytes the server held before
     /// it (a resumable upload's offset), and when the attempt began, for progress and rate.
     let sent = Atomic<Int64>(0)
@@ -37,26 +23,17 @@ final class UploadContext: @unchecked Sendable {
     /// The server's offset when this attempt's first body began (-1 before): the rate counts only what the attempt sent.
     private let firstBase = Atomic<Int64>(-1)
     let startedAt = MonotonicClock.nanoseconds()
-    /// Spaces a resumable upload's appends to its rate limit (delegate queue only).
-    var pacer = RatePacer()
     /// Set once the upload sends the whole file in one request: then a rate limit cannot be held.
     let sendsWholeFile = Atomic<Bool>(false)
-    /// The origins this attempt's host rules allowed (delegate queue only): each other URL is
-    /// checked before its first request, so that a `Location` is judged like the job's URL.
-    var admittedOrigins: Set<HTTPOrigin> = []
-    /// The low-speed limit's window: when it began and the bytes the server held then (delegate queue only).
-    var stallWindow: (start: UInt64, bytes: Int64)?
-    /// An append's wait for its pace; a stop ends it at once.
+    /// An append's wait for its pace (the machine's `wake`).
     let wakeup: Wakeup
 
     init(request: TransferRequest, plan: UploadPlan, attempt: UploadAttempt, queues: EngineQueues) {
         self.request = request
         self.plan = plan
-        self.attempt = attempt
+        self.machine = UploadMachine(attempt: attempt)
         self.wakeup = Wakeup(queues: queues)
     }
-
-    var phase: Phase { control.withLock { $0.phase } }
 
     /// A request begins with the server holding `offset` bytes.
     func beginRequest(at offset: Int64) {
@@ -67,19 +44,6 @@ final class UploadContext: @unchecked Sendable {
 
     /// Bytes of the file the server holds or is being sent now.
     var bytesSoFar: Int64 { base.load(ordering: .relaxed) + sent.load(ordering: .relaxed) }
-
-    /// Moves to `phase` unless it already left `active`; cancels the request, or ends the wait for
-    /// the next one. Returns whether it moved.
-    func stop(as phase: Phase) -> Bool {
-        let moved: Bool = control.withLock { control in
-            guard control.phase == .active else { return false }
-            control.phase = phase
-            control.task?.cancel()
-            return true
-        }
-        if moved { wakeup.wake() }
-        return moved
-    }
 
     var progress: TransferProgress {
         let bytes = sent.load(ordering: .relaxed)

@@ -10,8 +10,7 @@ extension UploadRunner {
 
     func received(_ response: URLResponse, context: UploadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
-        let answer = (response as? HTTPURLResponse).map(Self.answer)
-        return perform(context.attempt.respond(answer), context)
+        return feed(.response((response as? HTTPURLResponse).map(Self.answer)), context)
     }
 
     /// What the attempt reads of a response's header fields.
@@ -35,7 +34,7 @@ extension UploadRunner {
     }
 
     func received(_ data: Data, context: UploadContext) {
-        context.attempt.received(data)
+        perform(context.machine.handle(.body(data)), context)
     }
 
     func sent(_ total: Int64, context: UploadContext) {
@@ -45,13 +44,8 @@ extension UploadRunner {
     /// `context` is the upload the task belonged to, which `SessionDelegate` took it out of `EngineTasks` for.
     func completed(_ task: URLSessionTask, error: (any Error)?, _ context: UploadContext) {
         queues.assertOnDelegate()
-        context.control.withLock { $0.task = nil }
-        switch context.phase {
-        case .cancelling, .stopping, .failing:
-            endInactive(context)
-        case .active:
-            let failure = error.map { FailureClassifier.network($0, url: context.request.url, idleTimeout: context.request.limits.idleTimeout) }
-            perform(context.attempt.requestEnded(failure), context)
-        }
+        if context.task === task { context.task = nil }
+        let failure = error.map { FailureClassifier.network($0, url: context.request.url, idleTimeout: context.request.limits.idleTimeout) }
+        feed(.requestEnded(failure, clock(context)), context)
     }
 }

@@ -12,21 +12,13 @@ import Glibc
 /// Runs uploads through the engine's one URLSession: `uploadTask(with:fromFile:)` on the spool
 /// copy, which FoundationNetworking reads in bounded chunks and sends with `Content-Length`
 /// (a body stream would be faster but is sent chunked, which S3-style servers refuse). The
-/// decisions are `UploadAttempt`'s; callbacks arrive through `SessionDelegate`.
+/// shell of `UploadMachine`: it feeds each upload's machine what happens (callbacks arriving
+/// through `SessionDelegate`, a stop or cancel from the core, the host check, the spool read,
+/// the pace's timer) on the delegate queue, and carries out what the machine decides.
 ///
 /// `@unchecked Sendable`: `session` is set once right after init, before any task exists;
 /// everything else is immutable or locked.
 final class UploadRunner: @unchecked Sendable {
-    private struct State {
-        var byJob: [String: UploadContext] = [:]
-        var starting: Set<String> = []
-        /// Jobs stopped or cancelled while starting, and why: they will not send.
-        var cancelledBeforeStart: [String: StopReason] = [:]
-        var stoppingAll = false
-        var stopWaiters: [CheckedContinuation<Void, Never>] = []
-        var isIdle: Bool { byJob.isEmpty && starting.isEmpty }
-    }
-
     let configuration: EngineConfiguration
     let hosts: HostGuard
     /// The bandwidth limits: a resumable upload's appends are paced to them.
@@ -36,7 +28,8 @@ final class UploadRunner: @unchecked Sendable {
     weak var session: URLSession?
     /// The engine's table of running tasks, shared with downloads.
     let tasks: EngineTasks
-    private let state = Mutex(State())
+    /// The uploads running and starting, by job.
+    private let roster = TransferRoster<UploadContext>()
 
     init(
         configuration: EngineConfiguration, hosts: HostGuard, rates: RateGovernor = RateGovernor(), queues: EngineQueues,
@@ -54,13 +47,13 @@ final class UploadRunner: @unchecked Sendable {
 
     /// Checks the host and the spool copy on the I/O queue, then sends.
     func start(_ request: TransferRequest, _ plan: UploadPlan) {
-        state.withLock { _ = $0.starting.insert(request.jobID) }
+        roster.beginStarting(request.jobID)
         queues.onIO {
             var found = TransferPreparation.hostFailure(for: request.url, hosts: self.hosts)
             var info = stat()
-            if found == nil, stat(plan.spoolPath, &info) != 0 || Int64(info.st_size) != plan.size {
-                found = .permanent(
-                    JobError(code: .disk, message: "the spool copy of the file (\(plan.spoolPath)) is missing or damaged: hand the file over again"))
+            if found == nil, plan.spoolPath.isEmpty || stat(plan.spoolPath, &info) != 0 || Int64(info.st_size) != plan.size {
+                let copy = plan.spoolPath.isEmpty ? "the upload has no spool copy of its file" : "the spool copy of the file (\(plan.spoolPath)) is missing or damaged"
+                found = .permanent(JobError(code: .disk, message: "\(copy): hand the file over again"))
             }
             let refusal = found
             self.queues.onDelegate { self.begin(request, plan, refusal: refusal) }
@@ -82,31 +75,18 @@ final class UploadRunner: @unchecked Sendable {
         settings.fileName = plan.fileName
         settings.method = plan.method
         settings.contentDigest = plan.contentDigest
-        enum Start { case stop(StopReason), refuse(TransferFailure), run(UploadContext) }
-        let decision: Start = state.withLock { state in
-            state.starting.remove(jobID)
-            if let reason = state.cancelledBeforeStart.removeValue(forKey: jobID) { return .stop(reason) }
-            if state.stoppingAll { return .stop(.shutdown) }
-            if let refusal { return .refuse(refusal) }
-            let context = UploadContext(request: request, plan: plan, attempt: UploadAttempt(settings: settings), queues: queues)
-            state.byJob[jobID] = context
-            return .run(context)
+        let context = UploadContext(request: request, plan: plan, attempt: UploadAttempt(settings: settings), queues: queues)
+        // A stop or cancel that came while it started, or a refused start, ends it before its
+        // first request, as the machine decides.
+        let first: UploadMachine.Input
+        if let reason = roster.admitRunning(jobID, context) {
+            first = .stop(reason)
+        } else if let refusal {
+            first = .fail(refusal)
+        } else {
+            first = .start(clock(context))
         }
-        switch decision {
-        case .stop(let reason):
-            rates.leave(jobID)
-            events.yield(.stopped(jobID: jobID, bytes: 0, reason: reason))
-            releaseStopWaitersIfIdle()
-        case .refuse(let failure):
-            rates.leave(jobID)
-            events.yield(
-                failure.retryable
-                    ? .interrupted(jobID: jobID, error: failure.error, kept: Self.nothingKept(plan), retryAfter: nil)
-                    : .failed(jobID: jobID, error: failure.error))
-            releaseStopWaitersIfIdle()
-        case .run(let context):
-            perform(context.attempt.proceed(), context)
-        }
+        feed(first, context)
     }
 
     /// Sends the DELETE of an upload resource, once the host rules allow its host (checked on the
@@ -134,51 +114,33 @@ final class UploadRunner: @unchecked Sendable {
 
     /// nil when the job is not an upload this runner knows.
     func cancel(jobID: String) -> CancelOutcome? {
-        guard let context = claim(jobID, for: .cancel) else { return nil }
-        _ = context?.stop(as: .cancelling)
+        guard let context = roster.claim(jobID, for: .cancel) else { return nil }
+        if let context { post(.cancel, to: context) }
         return .cancelled
-    }
-
-    /// The running upload `jobID` (nil inside: it is still starting, and now will not send);
-    /// nil when this runner does not know the job. A job stopped before it began is reported as
-    /// `.stopped`.
-    private func claim(_ jobID: String, for reason: StopReason) -> UploadContext?? {
-        state.withLock { state in
-            if state.starting.contains(jobID) {
-                state.cancelledBeforeStart[jobID] = reason
-                return .some(nil)
-            }
-            return state.byJob[jobID].map { .some($0) }
-        }
     }
 
     /// Stops one upload (a pause); nil when the job is not an upload this runner knows. A plain
     /// upload keeps nothing: it is sent from byte 0 when resumed; a resumable one continues from
-    /// the offset the server reports.
+    /// the offset the server reports. The stop is an input to the machine, which ends the upload
+    /// with its one end; a stop or failure decided before it stands.
     func stop(jobID: String, reason: StopReason) -> StopOutcome? {
-        guard let context = claim(jobID, for: reason) else { return nil }
-        guard let context else { return .stopping }
-        return context.stop(as: .stopping(reason)) ? .stopping : .notRunning
+        guard let context = roster.claim(jobID, for: reason) else { return nil }
+        if let context { post(.stop(reason), to: context) }
+        return .stopping
+    }
+
+    /// Hands an input from another thread to the upload's machine, on the delegate queue.
+    private func post(_ input: UploadMachine.Input, to context: UploadContext) {
+        queues.onDelegate { self.feed(input, context) }
     }
 
     func stopAll() async {
-        let running: [UploadContext] = state.withLock { state in
-            state.stoppingAll = true
-            return Array(state.byJob.values)
-        }
-        for context in running { _ = context.stop(as: .stopping(.shutdown)) }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = state.withLock { state in
-                if state.isIdle { return true }
-                state.stopWaiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
+        for context in roster.beginStoppingAll() { post(.stop(.shutdown), to: context) }
+        await roster.waitUntilIdle()
     }
 
     func progress(jobID: String) -> TransferProgress? {
-        guard let context = state.withLock({ $0.byJob[jobID] }) else { return nil }
+        guard let context = roster.context(forJob: jobID) else { return nil }
         var progress = context.progress
         progress.pacedRate = rates.rate(for: jobID)
         // A plain upload is one request: nothing to pace between.
@@ -188,96 +150,69 @@ final class UploadRunner: @unchecked Sendable {
 
     // MARK: - Carrying out decisions (delegate queue)
 
+    /// Gives `input` to the upload's machine and carries out what it decides; returns the
+    /// disposition of a response.
     @discardableResult
-    func perform(_ actions: [UploadAttempt.Action], _ context: UploadContext) -> URLSession.ResponseDisposition {
+    func feed(_ input: UploadMachine.Input, _ context: UploadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
+        return perform(context.machine.handle(input), context)
+    }
+
+    /// The moment of an input, as the machine reads it: the monotonic clock and the job's rate limit.
+    func clock(_ context: UploadContext) -> UploadMachine.Clock {
+        UploadMachine.Clock(now: MonotonicClock.nanoseconds(), rate: rates.rate(for: context.request.jobID))
+    }
+
+    @discardableResult
+    func perform(_ actions: [UploadMachine.Action], _ context: UploadContext) -> URLSession.ResponseDisposition {
         var disposition = URLSession.ResponseDisposition.cancel
         let jobID = context.request.jobID
         for action in actions {
             switch action {
-            case .send(let request):
-                send(request, context)
-            case .record(let protocolUsed, let resource, let offset):
-                events.yield(.uploadProgressed(jobID: jobID, protocolUsed: protocolUsed, resource: resource?.absoluteString, offset: offset))
+            case .checkHost(let url):
+                checkHost(url, context)
+            case .read(let range):
+                read(range, context)
+            case .wake(let due):
+                // One timer, armed for `due` or for when the rate limits may change by themselves.
+                context.wakeup.park(.paced, until: rates.recheckTime(due: due, now: MonotonicClock.nanoseconds())) {
+                    self.feed(.paceTimerFired(self.clock(context)), context)
+                }
+            case .send(let request, let body, let base):
+                send(request, body: body, base: base, context)
             case .acceptBody:
                 disposition = .allow
-            case .cancelRequest:
+            case .refuseBody:
                 disposition = .cancel
+            case .cancelRequest:
+                context.task?.cancel()
+            case .record(let protocolUsed, let resource, let offset):
+                events.yield(.uploadProgressed(jobID: jobID, protocolUsed: protocolUsed, resource: resource?.absoluteString, offset: offset))
             case .complete(let response):
                 context.request.logger.info("upload accepted", metadata: ["status": "\(response.status)"])
                 end(context, .uploaded(jobID: jobID, bytes: context.plan.size, response: response))
-            case .retryLater(let failure):
+            case .retryLater(let failure, let kept):
                 context.request.logger.info("upload interrupted", metadata: ["error": "\(failure.error.message)"])
-                end(context, .interrupted(jobID: jobID, error: failure.error, kept: Self.kept(context), retryAfter: failure.retryAfter))
+                let stopped = StoppedTransfer(bytes: kept, validator: nil, totalBytes: context.plan.size)
+                end(context, .interrupted(jobID: jobID, error: failure.error, kept: stopped, retryAfter: failure.retryAfter))
             case .fail(let error):
                 context.request.logger.warning("upload failed", metadata: ["error": "\(error.message)"])
                 end(context, .failed(jobID: jobID, error: error))
+            case .stopped(let reason, let kept):
+                end(context, .stopped(jobID: jobID, bytes: kept, reason: reason))
             }
         }
         return disposition
     }
 
-    /// A plain upload keeps nothing for its next attempt: it sends the file from byte 0 again.
-    static func nothingKept(_ plan: UploadPlan) -> StoppedTransfer {
-        StoppedTransfer(bytes: 0, validator: nil, totalBytes: plan.size)
-    }
-
-    /// What the next attempt starts from: a resumable upload's bytes the server holds.
-    static func kept(_ context: UploadContext) -> StoppedTransfer {
-        StoppedTransfer(bytes: context.attempt.keptBytes, validator: nil, totalBytes: context.plan.size)
-    }
-
-    /// Sends one request of the upload, its URL admitted by the host rules (`send`, in
-    /// `UploadRunner+Hosts.swift`, checks first). A segment of the file is read on the I/O queue first,
-    /// into one bounded `Data`: FoundationNetworking sends it with `Content-Length`, and never
-    /// reads the file itself after the request ended.
-    func sendAdmitted(_ request: UploadAttempt.Request, _ context: UploadContext) {
-        guard case .range(let range) = request.body else {
-            if request.body == .wholeFile { context.sendsWholeFile.store(true, ordering: .relaxed) }
-            begin(request, body: nil, context)
-            return
-        }
-        // An append waits until the bytes sent so far fit the job's rate limit.
-        let now = MonotonicClock.nanoseconds()
-        let wait = context.pacer.delay(endedAt: range.lowerBound, now: now, rate: rates.rate(for: context.request.jobID))
-        if wait > 0 {
-            appendWhenPaced(request, range, context, at: now + wait)
-            return
-        }
-        context.pacer.requestSent(at: now, offset: range.lowerBound)
+    /// Reads bytes `range` of the spool copy on the I/O queue, into one bounded `Data`:
+    /// FoundationNetworking sends it with `Content-Length`, and never reads the file itself after
+    /// the request ended.
+    private func read(_ range: Range<Int64>, _ context: UploadContext) {
         let path = context.plan.spoolPath
         queues.onIO {
             let body = Result { () throws(CoreError) -> Data in try Self.read(range, of: path) }
-            self.queues.onDelegate {
-                switch body {
-                case .success(let data):
-                    self.begin(request, body: data, context)
-                case .failure(let error):
-                    self.perform([.fail(JobError(code: .disk, message: error.message))], context)
-                }
-            }
-        }
-    }
-
-    /// Waits until `due` on the monotonic clock, then sends the append. One timer is armed for
-    /// `due`; a stop (`UploadContext.stop`) and a changed rate limit wake the upload earlier, and it
-    /// looks again: a lifted limit sends at once, a raised one brings `due` forward.
-    private func appendWhenPaced(_ request: UploadAttempt.Request, _ range: Range<Int64>, _ context: UploadContext, at due: UInt64) {
-        queues.assertOnDelegate()
-        guard context.phase == .active else {
-            endInactive(context)
-            return
-        }
-        let rate = rates.rate(for: context.request.jobID)
-        let due = context.pacer.due(due, at: rate)
-        let now = MonotonicClock.nanoseconds()
-        guard now < due, rate != nil else {
-            context.pacer.requestSent(at: now, offset: range.lowerBound)
-            sendAdmitted(request, context)
-            return
-        }
-        context.wakeup.park(.paced, until: rates.recheckTime(due: due, now: now)) {
-            self.appendWhenPaced(request, range, context, at: due)
+            self.queues.onDelegate { self.feed(.segmentRead(body), context) }
         }
     }
 
@@ -286,12 +221,14 @@ final class UploadRunner: @unchecked Sendable {
         for context in running { context.wakeup.wake([.paced]) }
     }
 
-    private func begin(_ request: UploadAttempt.Request, body: Data?, _ context: UploadContext) {
-        queues.assertOnDelegate()
+    private func send(_ request: UploadAttempt.Request, body: Data?, base: Int64, _ context: UploadContext) {
         guard let session else {
-            endInactive(context)
+            // The engine is gone: the upload ends as at shutdown.
+            feed(.stop(.shutdown), context)
+            feed(.requestEnded(nil, clock(context)), context)
             return
         }
+        if request.body == .wholeFile { context.sendsWholeFile.store(true, ordering: .relaxed) }
         let urlRequest = Self.urlRequest(request, for: context)
         let task: URLSessionTask
         switch request.body {
@@ -300,18 +237,10 @@ final class UploadRunner: @unchecked Sendable {
         case .range: task = session.uploadTask(with: urlRequest, from: body ?? Data())
         }
         task.taskDescription = context.request.jobID
-        context.beginRequest(at: context.attempt.progressBase)
+        context.beginRequest(at: base)
         tasks.register(task.taskIdentifier, .upload(context))
-        let sent: Bool = context.control.withLock { control in
-            guard control.phase == .active else { return false }
-            control.task = task
-            task.resume()
-            return true
-        }
-        if !sent {
-            _ = tasks.unregister(task.taskIdentifier)
-            endInactive(context)
-        }
+        context.task = task
+        task.resume()
     }
 
     /// A request of the upload: the job's headers, then the request's own (method, Content-Type,
@@ -361,39 +290,14 @@ final class UploadRunner: @unchecked Sendable {
         return data
     }
 
-    /// Ends an upload that left the active phase between or during requests: stopped (a pause, a
-    /// cancel, shutdown), or failed by a limit the engine enforces.
-    func endInactive(_ context: UploadContext) {
-        if case .failing(let failure) = context.phase {
-            perform([failure.retryable ? .retryLater(failure) : .fail(failure.error)], context)
-            return
-        }
-        let reason: StopReason
-        switch context.phase {
-        case .stopping(let why): reason = why
-        case .cancelling: reason = .cancel
-        case .active, .failing: reason = .shutdown
-        }
-        end(context, .stopped(jobID: context.request.jobID, bytes: context.attempt.keptBytes, reason: reason))
-    }
-
     /// The uploads running now.
-    var running: [UploadContext] { state.withLock { Array($0.byJob.values) } }
+    var running: [UploadContext] { roster.running }
 
-    /// Reports how the upload ended and forgets it.
+    /// Reports how the upload ended and forgets it; a pace's timer still armed is disarmed.
     func end(_ context: UploadContext, _ event: EngineEvent) {
+        context.wakeup.wake()
         rates.leave(context.request.jobID)
         events.yield(event)
-        state.withLock { _ = $0.byJob.removeValue(forKey: context.request.jobID) }
-        releaseStopWaitersIfIdle()
-    }
-
-    private func releaseStopWaitersIfIdle() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-            guard state.isIdle else { return [] }
-            defer { state.stopWaiters = [] }
-            return state.stopWaiters
-        }
-        waiters.forEach { $0.resume() }
+        roster.remove(context.request.jobID)
     }
 }

@@ -54,7 +54,7 @@ extension TransferManager {
             countReceived(job.id, upTo: bytes)
             job.totalBytes = bytes
             job.sha256 = sha256
-            completeDownload(job, holding: bytes, as: .completed)
+            complete(job, holding: bytes, as: .completed)
             logger(forJob: job.id).info("job completed: the file landed", metadata: ["destination": "\(job.destination)", "bytes": "\(bytes)", "sha256": "\(sha256)"])
         case .uploaded(_, let bytes, let response):
             defer { transferEnded(job.id) }
@@ -169,6 +169,23 @@ extension TransferManager {
             metadata: ["attempt": "\(job.attempts)", "retry_at": "\(WireCoding.formatTimestamp(next))", "error": "\(error.message)"])
         armRetry(job.id, at: next)
         if error.code == .dns { checkHostExists(job) }
+    }
+
+    /// Ends a job as completed, holding `bytes`: the record, the attempt's log line and the
+    /// terminal event, the same for a file that landed, one that had not changed and an upload
+    /// the server accepted.
+    func complete(_ record: JobRecord, holding bytes: Int64, as outcome: AttemptRecord.Outcome) {
+        var job = record
+        metrics.transfersCompleted.increment()
+        job.state = .completed
+        job.finishedAt = Date()
+        job.checkpointBytes = bytes
+        job.parts = nil
+        job.error = nil
+        job.logAttempt(outcome)
+        let event = ended(&job)
+        save(job)
+        enqueue(event)
     }
 
     /// Records that a job failed for good.

@@ -273,37 +273,9 @@ extension TransferManager {
     }
 
     /// Cancels a queued or running job and removes its partial file.
-    public func cancel(id: String, caller: UInt32) async throws(CoreError) -> Job {
-        var job = try visibleJob(id, caller: caller)
-        guard !job.state.isTerminal else {
-            let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
-            throw CoreError(.jobFinished, "job \(id) already \(job.state.rawValue)\(when); there is nothing to cancel")
-        }
-        // From here on, the job's key: the id as the caller wrote it may leave its owner out.
-        let name = id
+    public func cancel(id name: String, caller: UInt32) async throws(CoreError) -> Job {
+        var job = try await stopForCancel(name, caller: caller)
         let id = job.id
-        if job.state == .running {
-            switch engine.cancel(jobID: id) {
-            case .cancelled:
-                running[id]?.stopping = .cancel
-            case .landing:
-                throw CoreError(.jobFinished, "job \(name) has finished downloading and is being moved into place; it can no longer be cancelled")
-            case .notRunning:
-                // The attempt ended just now and its end is on its way to this actor: cancel the
-                // job as that end leaves it (waiting to retry, say), or say how it ended.
-                guard running[id] != nil else {
-                    throw CoreError(.shuttingDown, "transferd is stopping; job \(name) resumes after the restart and can be cancelled then")
-                }
-                await withCheckedContinuation { running[id]?.endWaiters.append($0) }
-                return try await cancel(id: name, caller: caller)
-            }
-        } else {
-            queue.remove(id)
-            retryTimers.removeValue(forKey: id)?.cancel()
-            startTimers.removeValue(forKey: id)?.cancel()
-            engine.forget(jobID: id)
-            PartialFile.remove(job.partialPath, roots: roots(for: job))
-        }
         abandonUpload(job)
         job.logAttempt(.cancelled)
         job.state = .cancelled
@@ -327,6 +299,42 @@ extension TransferManager {
         logger(forJob: id).info("job cancelled")
         enqueue(event)
         return view(job)
+    }
+
+    /// Stops what a cancel of job `name` must stop first, and returns the job's record as it is
+    /// then: a queued job leaves the queue and its timers; a running one's transfer is cancelled.
+    /// When its attempt ended just as the cancel came, this waits for that end to arrive, then
+    /// looks again at the job as the end left it (waiting to retry, say, or finished).
+    private func stopForCancel(_ name: String, caller: UInt32) async throws(CoreError) -> JobRecord {
+        while true {
+            let job = try visibleJob(name, caller: caller)
+            guard !job.state.isTerminal else {
+                let when = job.finishedAt.map { " at \(WireCoding.formatTimestamp($0))" } ?? ""
+                throw CoreError(.jobFinished, "job \(name) already \(job.state.rawValue)\(when); there is nothing to cancel")
+            }
+            // From here on, the job's key: the id as the caller wrote it may leave its owner out.
+            let id = job.id
+            guard job.state == .running else {
+                queue.remove(id)
+                retryTimers.removeValue(forKey: id)?.cancel()
+                startTimers.removeValue(forKey: id)?.cancel()
+                engine.forget(jobID: id)
+                PartialFile.remove(job.partialPath, roots: roots(for: job))
+                return job
+            }
+            switch engine.cancel(jobID: id) {
+            case .cancelled:
+                running[id]?.stopping = .cancel
+                return job
+            case .landing:
+                throw CoreError(.jobFinished, "job \(name) has finished downloading and is being moved into place; it can no longer be cancelled")
+            case .notRunning:
+                guard running[id] != nil else {
+                    throw CoreError(.shuttingDown, "transferd is stopping; job \(name) resumes after the restart and can be cancelled then")
+                }
+                await withCheckedContinuation { running[id]?.endWaiters.append($0) }
+            }
+        }
     }
 
     /// Returns once everything acknowledged so far is durable.

@@ -50,7 +50,7 @@ extension TransferManager {
             // An inbox download lands in the daemon's own directory: no submitter's rights to check.
             allowedRoots: roots(for: job), owner: job.inbox == true ? nil : DownloadOwner(uid: job.owner, gid: job.ownerGroup),
             logger: transferLogger)
-        request.upload = uploadPlan(for: job)
+        if job.isUpload { request.kind = .upload(uploadPlan(for: job)) }
         request.limitRate = job.limitRate
         request.segments = job.segments ?? configuration.segments
         request.cacert = job.cacert

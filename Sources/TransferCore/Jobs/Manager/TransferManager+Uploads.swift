@@ -67,11 +67,12 @@ extension TransferManager {
         return .new(job, url)
     }
 
-    /// What the engine sends for `job`; nil for a download.
-    func uploadPlan(for job: JobRecord) -> UploadPlan? {
-        guard job.isUpload, let spool, let path = job.spoolPath(in: spool) else { return nil }
+    /// What the engine sends for upload `job`. Without a spool copy (none was claimed, or there
+    /// is no spool), the path is empty: the engine's check of the copy fails the job, saying to
+    /// hand the file over again.
+    func uploadPlan(for job: JobRecord) -> UploadPlan {
         var plan = UploadPlan(
-            spoolPath: path, method: job.method ?? UploadMethod.put.rawValue, contentType: job.contentType,
+            spoolPath: spool.flatMap { job.spoolPath(in: $0) } ?? "", method: job.method ?? UploadMethod.put.rawValue, contentType: job.contentType,
             size: job.totalBytes ?? 0, sha256: Self.bytes(ofHex: job.sha256 ?? ""))
         plan.resumable = job.resumable ?? .auto
         plan.protocolUsed = job.uploadProtocol
@@ -93,19 +94,11 @@ extension TransferManager {
     /// Records a 2xx answer: the job completes with it, and its copy is freed.
     func uploadCompleted(_ record: JobRecord, bytes: Int64, response: UploadResponse) {
         var job = record
-        metrics.transfersCompleted.increment()
-        job.state = .completed
-        job.finishedAt = Date()
-        job.checkpointBytes = bytes
-        job.error = nil
         job.response = response
-        job.logAttempt(.completed)
         // The answer (up to upload_response_body_bytes) joins the large fields, written once.
         if job.detached == true, let change = try? requestChange(job) { journal.write([change]) }
         releaseSpool(of: job)
-        let event = ended(&job)
-        save(job)
-        enqueue(event)
+        complete(job, holding: bytes, as: .completed)
         logger(forJob: job.id).info(
             "job completed: the server accepted the upload", metadata: ["status": "\(response.status)", "bytes": "\(bytes)"])
     }
