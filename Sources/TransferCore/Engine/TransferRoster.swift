@@ -40,12 +40,14 @@ final class TransferRoster<Context: AnyObject & Sendable>: Sendable {
     }
 
     /// Ends a job's start under one lock, so a cancel or a shutdown never falls between
-    /// "starting" and "running": `make` builds the transfer when it runs.
-    func admit(_ jobID: String, make: () -> Context?) -> Admission {
+    /// "starting" and "running": `make` builds the transfer when it runs. While the engine stops
+    /// everything, the job does not run unless `stopsWhenStoppingAll` is false (a start that
+    /// failed, which `make` answers with nil, reports its failure rather than a stop).
+    func admit(_ jobID: String, stopsWhenStoppingAll: Bool = true, make: () -> Context?) -> Admission {
         state.withLock { state in
             state.starting.remove(jobID)
             if let reason = state.stoppedBeforeStart.removeValue(forKey: jobID) { return .stoppedBeforeStart(reason) }
-            if state.stoppingAll { return .stoppingAll }
+            if state.stoppingAll, stopsWhenStoppingAll { return .stoppingAll }
             guard let context = make() else { return .none }
             state.byJob[jobID] = context
             return .run(context)

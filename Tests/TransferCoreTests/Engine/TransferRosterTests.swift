@@ -74,6 +74,12 @@ struct TransferRosterTests {
             return
         }
         #expect(roster.admitRunning("b", Transfer("b")) == .shutdown)
+        // A start that failed reports its failure, not a stop.
+        roster.beginStarting("c")
+        guard case .none = roster.admit("c", stopsWhenStoppingAll: false, make: { nil }) else {
+            Issue.record("a failed start was answered as stopped")
+            return
+        }
     }
 
     @Test("waitUntilIdle returns once the last running or starting transfer is removed")

@@ -126,7 +126,7 @@ final class DownloadRunner: @unchecked Sendable {
             }
             refuse(request, outcome, suspended: suspended)
         }
-        registry.releaseStopWaitersIfIdle()
+        registry.remove(request.jobID)
     }
 
     private func makeContext(_ request: TransferRequest, _ prepared: TransferPreparation.PreparedFile) -> DownloadContext {
