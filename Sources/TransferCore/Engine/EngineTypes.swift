@@ -34,13 +34,13 @@ public struct EngineConfiguration: Sendable {
     public init() {}
 }
 
-/// One transfer for the engine to run.
 /// What a transfer does: fetch the URL into the destination, or send a file (its spool copy) to the URL.
 public enum TransferKind: Sendable {
     case download
     case upload(UploadPlan)
 }
 
+/// One transfer for the engine to run.
 public struct TransferRequest: Sendable {
     public var jobID: String
     public var url: URL

@@ -30,9 +30,9 @@ final class LimitsMonitor: @unchecked Sendable {
 
     static func check(_ runner: DownloadRunner, now: UInt64, wallClock: Date) {
         runner.queues.assertOnDelegate()
-        for context in runner.registry.running where !context.attempt.isOver && !context.attempt.hasFailed && context.phase == .active {
+        for context in runner.registry.running where !context.machine.attempt.isOver && !context.machine.attempt.hasFailed && context.phase == .active {
             guard let failure = exceeded(context, now: now, wallClock: wallClock) else { continue }
-            runner.perform(context.attempt.failed(failure), context)
+            runner.perform(context.machine.attempt.failed(failure), context)
             // Between requests nothing else ends the attempt: its wait does, now.
             context.wakeup.wake()
         }
@@ -43,7 +43,7 @@ final class LimitsMonitor: @unchecked Sendable {
         if let deadline = context.request.deadline, wallClock >= deadline { return outOfTime(deadline) }
         let limits = context.request.limits
         // With helper connections, their bytes count too: the attempt may be waiting for them.
-        let offset = context.attempt.offset + (context.segments?.bytesAhead ?? 0)
+        let offset = context.machine.progress
         if offset != context.lastProgress.offset {
             context.lastProgress = (now, offset)
         } else if let idle = idleFailure(since: context.lastProgress.time, now: now, idleTimeout: limits.idleTimeout, host: context.request.url.host) {

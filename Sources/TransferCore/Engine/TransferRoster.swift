@@ -6,8 +6,10 @@ import Synchronization
 /// in `EngineTasks` instead. Locked: the core's calls arrive on its own threads, the ends on the
 /// delegate queue.
 ///
-/// A job is *starting* from `beginStarting` until `admit`: its transfer does not exist yet, so a
-/// stop or cancel meanwhile is kept here (`claim`) and `admit` answers it instead of running.
+/// A job is *starting* from `beginStarting` until `admit` lets it run: its transfer does not exist
+/// yet, so a stop or cancel meanwhile is kept here (`claim`) and `admit` answers it instead of
+/// running. A job `admit` does not let run stays starting until `remove`, once its end was
+/// reported: shutdown's `waitUntilIdle` never returns before it.
 final class TransferRoster<Context: AnyObject & Sendable>: Sendable {
     private struct State {
         var byJob: [String: Context] = [:]
@@ -45,10 +47,10 @@ final class TransferRoster<Context: AnyObject & Sendable>: Sendable {
     /// failed, which `make` answers with nil, reports its failure rather than a stop).
     func admit(_ jobID: String, stopsWhenStoppingAll: Bool = true, make: () -> Context?) -> Admission {
         state.withLock { state in
-            state.starting.remove(jobID)
             if let reason = state.stoppedBeforeStart.removeValue(forKey: jobID) { return .stoppedBeforeStart(reason) }
             if state.stoppingAll, stopsWhenStoppingAll { return .stoppingAll }
             guard let context = make() else { return .none }
+            state.starting.remove(jobID)
             state.byJob[jobID] = context
             return .run(context)
         }
@@ -114,6 +116,8 @@ final class TransferRoster<Context: AnyObject & Sendable>: Sendable {
     func remove(_ jobID: String) {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
             state.byJob.removeValue(forKey: jobID)
+            state.starting.remove(jobID)
+            state.stoppedBeforeStart.removeValue(forKey: jobID)
             guard state.isIdle else { return [] }
             defer { state.idleWaiters = [] }
             return state.idleWaiters

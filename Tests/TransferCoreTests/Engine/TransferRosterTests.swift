@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import TransferCore
 
@@ -80,6 +81,27 @@ struct TransferRosterTests {
             Issue.record("a failed start was answered as stopped")
             return
         }
+    }
+
+    @Test("a job admit does not let run keeps the roster busy until its end was reported (remove)")
+    func notAdmittedStaysUntilRemoved() async {
+        let roster = TransferRoster<Transfer>()
+        roster.beginStarting("a")
+        _ = roster.claim("a", for: .pause)
+        guard case .stoppedBeforeStart(.pause) = roster.admit("a", make: { Transfer("a") }) else {
+            Issue.record("admitted")
+            return
+        }
+        let idle = Mutex(false)
+        let waiter = Task {
+            await roster.waitUntilIdle()
+            idle.withLock { $0 = true }
+        }
+        await Task.yield()
+        #expect(!idle.withLock { $0 })
+        roster.remove("a")
+        await waiter.value
+        #expect(idle.withLock { $0 })
     }
 
     @Test("waitUntilIdle returns once the last running or starting transfer is removed")

@@ -69,15 +69,6 @@ final class DownloadContext: @unchecked Sendable {
         self.lastProgress = (stallWindow.start, stallWindow.offset)
     }
 
-    /// The attempt's decisions (in `machine`), for the limits monitor.
-    var attempt: DownloadAttempt {
-        get { machine.attempt }
-        _modify { yield &machine.attempt }
-    }
-
-    /// The helper connections (in `machine`), for the limits monitor.
-    var segments: HelperConnections? { machine.helpers }
-
     var phase: Phase { control.withLock { $0.phase } }
 
     /// Moves from one phase to another, if the transfer is in one of `from`; returns whether it did.

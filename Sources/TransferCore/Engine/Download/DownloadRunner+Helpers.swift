@@ -37,11 +37,13 @@ extension DownloadRunner {
     }
 
     /// Gives `worker` a part to fetch (one nobody fetches, or half of the largest range left) and
-    /// sends its first request; false when nothing is worth splitting.
+    /// sends its first request; false when nothing is worth splitting, or when the request could
+    /// not go out (the transfer stopped meanwhile, the session is gone): the helper is retired
+    /// then, and another would meet the same end.
     private func takeWork(_ worker: Int, _ context: DownloadContext) -> Bool {
         guard context.machine.assignHelper(worker) else { return false }
         sendHelper(worker, context)
-        return true
+        return context.machine.helpers?.helpers[worker] != nil
     }
 
     /// Sends a helper's next request: the next bounded range of its part.

@@ -6,8 +6,9 @@ import Logging
 import Synchronization
 import TransferProtocol
 
-/// Runs transfers: starts them, carries out what each attempt decides (`perform`), and reports
-/// how they end. The decisions are `DownloadAttempt`'s; the URLSession callbacks arrive through
+/// Runs downloads: starts them, carries out what each decides (`perform`), and reports how they
+/// end. The decisions are `DownloadAttempt`'s about one request and its answer, and
+/// `DownloadMachine`'s about the attempt with its helper connections; the URLSession callbacks arrive through
 /// `SessionDelegate` (see `DownloadRunner+Callbacks`).
 ///
 /// `@unchecked Sendable`: `session` is set once right after init, before any task exists;

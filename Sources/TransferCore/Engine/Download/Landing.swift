@@ -28,9 +28,9 @@ extension DownloadRunner {
         }
         let file = context.sink.file
         let request = context.request
-        let bytes = context.attempt.offset
+        let bytes = context.machine.attempt.offset
         let digest = context.sink.digest.current()
-        let announced = context.attempt.announcedDigest
+        let announced = context.machine.attempt.announcedDigest
         let stamp = context.stamp
         queues.onIO {
             self.queues.assertOnIO()

@@ -25,6 +25,9 @@ final class UploadContext: @unchecked Sendable {
     let startedAt = MonotonicClock.nanoseconds()
     /// Set once the upload sends the whole file in one request: then a rate limit cannot be held.
     let sendsWholeFile = Atomic<Bool>(false)
+    /// Set (on the delegate queue) once the machine decided how the upload ends: a stop from the
+    /// core after that finds nothing to stop.
+    let closing = Atomic<Bool>(false)
     /// An append's wait for its pace (the machine's `wake`).
     let wakeup: Wakeup
 

@@ -34,7 +34,7 @@ extension UploadRunner {
     }
 
     func received(_ data: Data, context: UploadContext) {
-        perform(context.machine.handle(.body(data)), context)
+        feed(.body(data), context)
     }
 
     func sent(_ total: Int64, context: UploadContext) {

@@ -122,10 +122,13 @@ final class UploadRunner: @unchecked Sendable {
     /// Stops one upload (a pause); nil when the job is not an upload this runner knows. A plain
     /// upload keeps nothing: it is sent from byte 0 when resumed; a resumable one continues from
     /// the offset the server reports. The stop is an input to the machine, which ends the upload
-    /// with its one end; a stop or failure decided before it stands.
+    /// with its one end; a stop or failure decided before it stands, and then the answer is
+    /// `.notRunning`: its end, already on its way, is not this stop's.
     func stop(jobID: String, reason: StopReason) -> StopOutcome? {
         guard let context = roster.claim(jobID, for: reason) else { return nil }
-        if let context { post(.stop(reason), to: context) }
+        guard let context else { return .stopping }
+        if context.closing.load(ordering: .acquiring) { return .notRunning }
+        post(.stop(reason), to: context)
         return .stopping
     }
 
@@ -155,7 +158,9 @@ final class UploadRunner: @unchecked Sendable {
     @discardableResult
     func feed(_ input: UploadMachine.Input, _ context: UploadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
-        return perform(context.machine.handle(input), context)
+        let actions = context.machine.handle(input)
+        if !context.machine.isRunning { context.closing.store(true, ordering: .releasing) }
+        return perform(actions, context)
     }
 
     /// The moment of an input, as the machine reads it: the monotonic clock and the job's rate limit.
@@ -293,7 +298,8 @@ final class UploadRunner: @unchecked Sendable {
     /// The uploads running now.
     var running: [UploadContext] { roster.running }
 
-    /// Reports how the upload ended and forgets it; a pace's timer still armed is disarmed.
+    /// Reports how the upload ended and forgets it. A pace's wait still armed ends now: the
+    /// machine, ended, ignores the input its wake-up brings.
     func end(_ context: UploadContext, _ event: EngineEvent) {
         context.wakeup.wake()
         rates.leave(context.request.jobID)
