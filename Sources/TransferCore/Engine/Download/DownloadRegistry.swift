@@ -13,15 +13,6 @@ final class DownloadRegistry: Sendable {
         var suspended: [String: SuspendedDigest] = [:]
     }
 
-    /// Whether a transfer that finished preparing runs.
-    enum StartDecision {
-        case cancelled
-        case stopping
-        /// Stopped by a pause while it was starting: nothing was written, the file is kept.
-        case stoppedBeforeStart(StopReason)
-        case run
-    }
-
     private let roster = TransferRoster<DownloadContext>()
     private let kept = Mutex(Kept())
     /// The limits a running transfer shares: it stops sharing them once removed here.
@@ -47,16 +38,10 @@ final class DownloadRegistry: Sendable {
     /// "starting" and "running": `make` builds its context when it runs. During shutdown a
     /// transfer with a prepared file (`stoppedAs`) stops at once; one whose preparation failed
     /// reports that failure.
-    func decideStart(_ jobID: String, stoppedAs stopped: StoppedTransfer?, make: () -> DownloadContext?) -> (StartDecision, DownloadContext?) {
-        switch roster.admit(jobID, stopsWhenStoppingAll: stopped != nil, make: make) {
-        case .stoppedBeforeStart(.cancel): return (.cancelled, nil)
-        case .stoppedBeforeStart(let reason): return (.stoppedBeforeStart(reason), nil)
-        case .stoppingAll:
-            if let stopped { recordStopped(jobID, stopped) }
-            return (.stopping, nil)
-        case .run(let context): return (.run, context)
-        case .none: return (.run, nil)
-        }
+    func decideStart(_ jobID: String, stoppedAs stopped: StoppedTransfer?, make: () -> DownloadContext?) -> TransferRoster<DownloadContext>.Admission {
+        let admission = roster.admit(jobID, stopsWhenStoppingAll: stopped != nil, make: make)
+        if case .stoppingAll = admission, let stopped { recordStopped(jobID, stopped) }
+        return admission
     }
 
     // MARK: - Lookups

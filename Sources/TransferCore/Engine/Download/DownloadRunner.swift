@@ -104,27 +104,23 @@ final class DownloadRunner: @unchecked Sendable {
         let stoppedAs = prepared.map {
             StoppedTransfer(bytes: $0.offset, validator: request.validator, totalBytes: request.totalBytes, parts: $0.keptParts)
         }
-        let (decision, context) = registry.decideStart(request.jobID, stoppedAs: stoppedAs) {
-            prepared.map { makeContext(request, $0) }
-        }
-        switch decision {
-        case .cancelled:
+        switch registry.decideStart(request.jobID, stoppedAs: stoppedAs, make: { prepared.map { makeContext(request, $0) } }) {
+        case .run(let context):
+            perform(context.machine.attempt.proceed(), context)
+            return
+        case .stoppedBeforeStart(.cancel):
             switch outcome {
             case .opened(.success(let prepared)): prepared.file.unlink()
             case .opened(.failure(let failure)): failure.removePartialFile(request)
             case .refused: PartialFile.remove(request.partialPath, roots: request.allowedRoots)
             }
             events.yield(.stopped(jobID: request.jobID, bytes: 0, reason: .cancel))
-        case .stopping:
-            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? 0, reason: .shutdown))
         case .stoppedBeforeStart(let reason):
             // Nothing was written: what the last checkpoint holds is still there for the next start.
             events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? request.resumeFrom, reason: reason))
-        case .run:
-            if let context {
-                perform(context.machine.attempt.proceed(), context)
-                return
-            }
+        case .stoppingAll:
+            events.yield(.stopped(jobID: request.jobID, bytes: stoppedAs?.bytes ?? 0, reason: .shutdown))
+        case .none:
             refuse(request, outcome, suspended: suspended)
         }
         registry.remove(request.jobID)
