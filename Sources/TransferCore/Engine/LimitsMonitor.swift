@@ -30,7 +30,7 @@ final class LimitsMonitor: @unchecked Sendable {
 
     static func check(_ runner: DownloadRunner, now: UInt64, wallClock: Date) {
         runner.queues.assertOnDelegate()
-        for context in runner.registry.running where !context.machine.attempt.isOver && !context.machine.attempt.hasFailed && context.phase == .active {
+        for context in runner.registry.roster.running where !context.machine.attempt.isOver && !context.machine.attempt.hasFailed && context.phase == .active {
             guard let failure = exceeded(context, now: now, wallClock: wallClock) else { continue }
             runner.perform(context.machine.attempt.failed(failure), context)
             // Between requests nothing else ends the attempt: its wait does, now.

@@ -13,7 +13,8 @@ final class DownloadRegistry: Sendable {
         var suspended: [String: SuspendedDigest] = [:]
     }
 
-    private let roster = TransferRoster<DownloadContext>()
+    /// The downloads running and starting, by job: what a cancel, a stop or shutdown finds.
+    let roster = TransferRoster<DownloadContext>()
     private let kept = Mutex(Kept())
     /// The limits a running transfer shares: it stops sharing them once removed here.
     let rates: RateGovernor
@@ -44,13 +45,7 @@ final class DownloadRegistry: Sendable {
         return admission
     }
 
-    // MARK: - Lookups
-
-    func context(forJob jobID: String) -> DownloadContext? {
-        roster.context(forJob: jobID)
-    }
-
-    var running: [DownloadContext] { roster.running }
+    // MARK: - Tasks
 
     func register(task: Int, for context: DownloadContext) {
         tasks.register(task, .download(context))
@@ -61,22 +56,7 @@ final class DownloadRegistry: Sendable {
         return context
     }
 
-    // MARK: - Control
-
-    /// Finds a job to cancel: `.some(nil)` while it is still starting (it will not begin).
-    func cancelTarget(_ jobID: String) -> DownloadContext?? {
-        roster.claim(jobID, for: .cancel)
-    }
-
-    /// Finds a job to stop (pause): `.some(nil)` while it is still starting (it will not begin).
-    func stopTarget(_ jobID: String, reason: StopReason) -> DownloadContext?? {
-        roster.claim(jobID, for: reason)
-    }
-
-    /// Marks the engine as stopping; returns what runs now.
-    func beginStoppingAll() -> [DownloadContext] {
-        roster.beginStoppingAll()
-    }
+    // MARK: - Shutdown
 
     /// Waits until no transfer runs or starts, then returns how far each stopped one got.
     func waitUntilIdle() async -> [String: StoppedTransfer] {

@@ -172,7 +172,7 @@ extension DownloadRunner {
 
     /// Wakes the transfers that wait for their pace, to look at their rate again.
     func ratesChanged() {
-        for context in registry.running { context.wakeup.wake([.paced]) }
+        for context in registry.roster.running { context.wakeup.wake([.paced]) }
     }
 
     // MARK: - Endings

@@ -56,7 +56,7 @@ final class DownloadRunner: @unchecked Sendable {
     }
 
     func cancel(jobID: String) -> CancelOutcome {
-        guard let found = registry.cancelTarget(jobID) else { return .notRunning }
+        guard let found = registry.roster.claim(jobID, for: .cancel) else { return .notRunning }
         guard let context = found else { return .cancelled }
         let (outcome, moved): (CancelOutcome, Bool) = context.control.withLock { control in
             let (outcome, next) = control.phase.cancelled()
@@ -69,7 +69,7 @@ final class DownloadRunner: @unchecked Sendable {
 
     /// Stops one transfer as shutdown would, keeping its synced partial file.
     func stop(jobID: String, reason: StopReason) -> StopOutcome {
-        guard let found = registry.stopTarget(jobID, reason: reason) else { return .notRunning }
+        guard let found = registry.roster.claim(jobID, for: reason) else { return .notRunning }
         guard let context = found else { return .stopping }
         let (outcome, moved): (StopOutcome, Bool) = context.control.withLock { control in
             let (outcome, next) = control.phase.stopped(reason)
@@ -80,14 +80,14 @@ final class DownloadRunner: @unchecked Sendable {
     }
 
     func stopAll() async -> [String: StoppedTransfer] {
-        for context in registry.beginStoppingAll() where context.control.withLock({ $0.end(in: $0.phase.stopped(.shutdown).next) }) {
+        for context in registry.roster.beginStoppingAll() where context.control.withLock({ $0.end(in: $0.phase.stopped(.shutdown).next) }) {
             context.wakeup.wake()
         }
         return await registry.waitUntilIdle()
     }
 
     func progress(jobID: String) -> TransferProgress? {
-        guard let context = registry.context(forJob: jobID) else { return nil }
+        guard let context = registry.roster.context(forJob: jobID) else { return nil }
         let paced = rates.rate(for: jobID)
         return TransferProgress(
             bytes: context.sink.progress.load(ordering: .relaxed), bytesPerSecond: context.sink.rate.load(ordering: .relaxed),
