@@ -45,7 +45,7 @@ struct UploadMachineTests {
             return machine
         }
         #expect(head.method == "HEAD" && head.url == resource)
-        #expect(machine.handle(.response(offset(held))) == [.acceptBody])
+        #expect(machine.handle(.response(offset(held), Self.clock())) == [.acceptBody])
         #expect(
             machine.handle(.requestEnded(nil, clock(now, rate: rate)))
                 == [.record(.tus, resource: resource, offset: held), .read(held..<(held + 1000))])
@@ -68,7 +68,7 @@ struct UploadMachineTests {
     /// Waiting for the pace of its second append: 1,000 bytes at 1,000 bytes/s.
     static func paced() -> UploadMachine {
         var machine = appending(held: 0, at: second, rate: 1000)
-        #expect(machine.handle(.response(offset(1000))) == [.acceptBody])
+        #expect(machine.handle(.response(offset(1000), Self.clock())) == [.acceptBody])
         let actions = machine.handle(.requestEnded(nil, clock(second + second / 10, rate: 1000)))
         #expect(actions == [.record(.tus, resource: resource, offset: 1000), .wake(at: 2 * second)])
         return machine
@@ -139,7 +139,7 @@ struct UploadMachineTests {
         var machine = UploadMachine(attempt: UploadAttempt(settings: .init(url: Self.url, size: 3000, bodyLimit: 64)))
         #expect(machine.handle(.start(Self.clock())).count == 1)
         let answer = UploadAttempt.Response(status: 201, location: "/files/1", etag: nil, contentType: "text/plain", retryAfter: nil)
-        #expect(machine.handle(.response(answer)) == [.acceptBody])
+        #expect(machine.handle(.response(answer, Self.clock())) == [.acceptBody])
         #expect(machine.handle(.body(Data("stored".utf8))).isEmpty)
         let end = machine.handle(.requestEnded(nil, Self.clock()))
         #expect(end == [.complete(UploadResponse(status: 201, location: "/files/1", contentType: "text/plain", body: "stored", bodyEncoding: "utf8"))])
@@ -158,7 +158,7 @@ struct UploadMachineTests {
         var machine = Self.appending(held: 2000)
         #expect(machine.handle(.stop(.pause)) == [.cancelRequest])
         // The server's answer to the cancelled append is not read.
-        #expect(machine.handle(.response(Self.offset(3000))) == [.refuseBody])
+        #expect(machine.handle(.response(Self.offset(3000), Self.clock())) == [.refuseBody])
         #expect(machine.handle(.requestEnded(nil, Self.clock())) == [.stopped(.pause, kept: 2000)])
     }
 
@@ -205,7 +205,7 @@ struct UploadMachineTests {
 
     @Test func anAnswerThatIsNotHTTPEndsTheUploadOnce() {
         var machine = Self.appending()
-        let actions = machine.handle(.response(nil))
+        let actions = machine.handle(.response(nil, Self.clock()))
         #expect(actions.first == .refuseBody && actions.count == 2)
         guard case .fail(let error)? = actions.last else {
             Issue.record("no failure: \(actions)")

@@ -64,7 +64,7 @@ struct UploadMachine {
         /// The pace's timer fired, or the rate limit changed: the waiting append looks again.
         case paceTimerFired(Clock)
         /// The response's headers; nil when it is not HTTP.
-        case response(UploadAttempt.Response?)
+        case response(UploadAttempt.Response?, Clock)
         /// Bytes of the response's body.
         case body(Data)
         /// The request in flight ended, with `failure` when it did not get a whole answer.
@@ -155,8 +155,8 @@ struct UploadMachine {
         case (.paceTimerFired(let clock), .paced(let request, let due)):
             guard case .range(let range) = request.body else { return begin(request, body: nil) }
             return paceCheck(request, range, due: due, clock)
-        case (.response(let answer), .requesting):
-            return carry(attempt.respond(answer), nil)
+        case (.response(let answer, let clock), .requesting):
+            return carry(attempt.respond(answer), clock)
         case (.response, _):
             // A late answer to a request being cancelled: its body is not wanted.
             return [.refuseBody]
@@ -212,13 +212,13 @@ struct UploadMachine {
     // MARK: - The attempt's actions
 
     /// The attempt's actions as the shell's: a request to send goes through the host rules and
-    /// the pace first; an end ends the machine. `clock` is nil for a response, which sends nothing.
-    private mutating func carry(_ actions: [UploadAttempt.Action], _ clock: Clock?) -> [Action] {
+    /// the pace first; an end ends the machine.
+    private mutating func carry(_ actions: [UploadAttempt.Action], _ clock: Clock) -> [Action] {
         var out: [Action] = []
         for action in actions {
             switch action {
             case .send(let request):
-                out += admit(request, clock ?? Clock(now: 0, rate: nil))
+                out += admit(request, clock)
             case .acceptBody:
                 out.append(.acceptBody)
             case .cancelRequest:

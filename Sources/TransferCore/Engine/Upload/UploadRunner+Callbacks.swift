@@ -10,7 +10,7 @@ extension UploadRunner {
 
     func received(_ response: URLResponse, context: UploadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
-        return feed(.response((response as? HTTPURLResponse).map(Self.answer)), context)
+        return feed(.response((response as? HTTPURLResponse).map(Self.answer), clock(context)), context)
     }
 
     /// What the attempt reads of a response's header fields.
