@@ -30,7 +30,7 @@ final class LimitsMonitor: @unchecked Sendable {
 
     static func check(_ runner: DownloadRunner, now: UInt64, wallClock: Date) {
         runner.queues.assertOnDelegate()
-        for context in runner.registry.roster.running where !context.machine.attempt.isOver && !context.machine.attempt.hasFailed && context.phase == .active {
+        for context in runner.registry.roster.running where !context.machine.attempt.isOver && !context.machine.attempt.hasFailed && context.machine.state == .fetching {
             guard let failure = exceeded(context, now: now, wallClock: wallClock) else { continue }
             runner.perform(context.machine.attempt.failed(failure), context)
             // Between requests nothing else ends the attempt: its wait does, now.
@@ -44,16 +44,16 @@ final class LimitsMonitor: @unchecked Sendable {
         let limits = context.request.limits
         // With helper connections, their bytes count too: the attempt may be waiting for them.
         let offset = context.machine.progress
-        if offset != context.lastProgress.offset {
-            context.lastProgress = (now, offset)
-        } else if let idle = idleFailure(since: context.lastProgress.time, now: now, idleTimeout: limits.idleTimeout, host: context.request.url.host) {
+        if offset != context.machine.lastProgress.offset {
+            context.machine.lastProgress = (now, offset)
+        } else if let idle = idleFailure(since: context.machine.lastProgress.time, now: now, idleTimeout: limits.idleTimeout, host: context.request.url.host) {
             return idle
         }
         guard limits.lowSpeedBytesPerSecond > 0 else { return nil }
-        let elapsed = MonotonicClock.seconds(from: context.stallWindow.start, to: now)
+        let elapsed = MonotonicClock.seconds(from: context.machine.stallWindow.start, to: now)
         guard elapsed >= limits.lowSpeedTime else { return nil }
-        let rate = Double(offset - context.stallWindow.offset) / elapsed
-        context.stallWindow = (now, offset)
+        let rate = Double(offset - context.machine.stallWindow.offset) / elapsed
+        context.machine.stallWindow = (now, offset)
         guard rate < Double(limits.lowSpeedBytesPerSecond) else { return nil }
         return tooSlow(context.request, rate: rate, elapsed: elapsed, verb: "sent")
     }

@@ -16,10 +16,10 @@ struct DownloadMachineTests {
         let attempt = DownloadAttempt(
             settings: .init(url: Self.url), offset: offset, totalBytes: offset > 0 ? total : nil, validator: offset > 0 ? "\"v1\"" : nil,
             segmentBytes: 4 * mib)
-        var machine = DownloadMachine(attempt: attempt, keptParts: kept, connections: connections)
+        var machine = DownloadMachine(attempt: attempt, keptParts: kept, connections: connections, now: 0)
         var end = offset
         for case .send(let plan) in machine.attempt.proceed() {
-            machine.requestSent(plan.range)
+            machine.requestSent(plan.range, now: 0)
             end = plan.range?.upperBound ?? total - 1
         }
         _ = machine.attempt.respond(.init(status: 206, contentRange: "bytes \(offset)-\(end)/\(total)", validator: "\"v1\""))
@@ -62,7 +62,7 @@ struct DownloadMachineTests {
         #expect(!started5)
         var whole = DownloadMachine(
             attempt: DownloadAttempt(settings: .init(url: Self.url), offset: 0, totalBytes: nil, validator: nil, segmentBytes: mib),
-            keptParts: [], connections: 4)
+            keptParts: [], connections: 4, now: 0)
         _ = whole.attempt.proceed()
         _ = whole.attempt.respond(.init(status: 200, expectedContentLength: 64 * mib, validator: "\"v1\""))
         let started6 = whole.startHelpers(paced: false, minimumSplit: mib)
@@ -187,7 +187,7 @@ extension DownloadMachineTests {
         #expect(answered(total: 8 * mib).attempt.continuesWithRange)
         var unvalidated = DownloadMachine(
             attempt: DownloadAttempt(settings: .init(url: Self.url), offset: 0, totalBytes: nil, validator: nil, segmentBytes: mib),
-            keptParts: [], connections: 1)
+            keptParts: [], connections: 1, now: 0)
         _ = unvalidated.attempt.proceed()
         #expect(!unvalidated.attempt.continuesWithRange, "no answer yet")
         _ = unvalidated.attempt.respond(.init(status: 200, expectedContentLength: 8 * mib, validator: "\"v1\""))

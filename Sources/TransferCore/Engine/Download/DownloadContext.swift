@@ -4,55 +4,23 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// One running transfer inside the engine: its request, its attempt's decisions, its partial
-/// file, and how other threads may stop it.
+/// One running transfer inside the engine: its request, its machine (its state and every
+/// decision), its partial file, its requests in flight, and who ends it.
 ///
-/// `@unchecked Sendable`: `machine`, `stallWindow` and `pacer` are read and written only on the engine's
-/// delegate queue (`wakeup` checks that itself); what other threads read or change is in `control` (locked) or in the sink's atomics.
+/// `@unchecked Sendable`: `machine`, `task`, `helperTasks` and `stamp` are read and written only
+/// on the engine's delegate queue, where every input to the machine arrives (a stop or a cancel
+/// from the core is posted there once it claimed the end); what other threads read or change is
+/// in `endClaim` and in the sink's atomics.
 final class DownloadContext: @unchecked Sendable {
-    /// Why the transfer is not simply running.
-    enum Phase: Hashable {
-        case active
-        /// Back-pressure, not a user's pause: its request was cancelled to let the delegate queue
-        /// (and the disk) catch up; it continues with a ranged request once they have.
-        case backedUp
-        /// Cancelled by the user: the partial file is removed.
-        case cancelling
-        /// Stopped by the core (a user's pause, a background job's yield, shutdown), which
-        /// `.stopped` reports: the partial file is synced and kept.
-        case stopping(StopReason)
-        /// Moving the file into place: it can no longer be cancelled.
-        case landing
-
-        /// Whether the transfer goes on: fetching, or held back until the backlog drains.
-        var isUnderWay: Bool { self == .active || self == .backedUp }
-    }
-
-    struct Control {
-        var phase: Phase = .active
-        var task: URLSessionDataTask?
-        /// The requests of the helper connections of a download over several (`HelperConnections`).
-        var helperTasks: [Int: URLSessionDataTask] = [:]
-
-        /// Cancels the attempt's request and every helper's.
-        func cancelTasks() {
-            task?.cancel()
-            for helper in helperTasks.values { helper.cancel() }
-        }
-    }
-
     let request: TransferRequest
-    let control = Mutex(Control())
-    /// What the attempt and its helper connections decided so far.
+    /// Who ends the transfer, taken once: what a cancel or a stop from the core answers at once.
+    let endClaim = EndClaim()
+    /// Where the transfer is and what the attempt and its helper connections decided so far.
     var machine: DownloadMachine
     let sink: ByteSink
-    /// The start of the window the low-speed limit measures: a time and the offset then.
-    var stallWindow: (start: UInt64, offset: Int64)
-    /// When the transfer last got further (or sent a request), and its offset then: the idle limit
-    /// the limits monitor holds, whatever FoundationNetworking's own timer does.
-    var lastProgress: (time: UInt64, offset: Int64)
-    /// Spaces the segments to the transfer's rate limit.
-    var pacer = RatePacer()
+    /// The attempt's request in flight, and the helper connections' (`HelperConnections`).
+    var task: URLSessionDataTask?
+    var helperTasks: [Int: URLSessionDataTask] = [:]
     /// Set once the server showed it ignores ranges: then a rate limit cannot be held.
     let rangesUnusable = Atomic<Bool>(false)
     /// A conditional download's validators from the server, stamped on the landed file.
@@ -65,28 +33,12 @@ final class DownloadContext: @unchecked Sendable {
         self.machine = machine
         self.sink = sink
         self.wakeup = Wakeup(queues: queues)
-        self.stallWindow = (MonotonicClock.nanoseconds(), machine.attempt.offset)
-        self.lastProgress = (stallWindow.start, stallWindow.offset)
     }
 
-    var phase: Phase { control.withLock { $0.phase } }
-
-    /// Moves from one phase to another, if the transfer is in one of `from`; returns whether it did.
-    func move(from: Set<Phase>, to phase: Phase, cancellingTask: Bool = false) -> Bool {
-        control.withLock { control in
-            guard from.contains(control.phase) else { return false }
-            control.phase = phase
-            // Pausing while the disk catches up stops the attempt's request only: the helpers'
-            // bytes go to the disk directly, and a cancelled request loses what is on its way.
-            if cancellingTask { phase == .backedUp ? control.task?.cancel() : control.cancelTasks() }
-            return true
-        }
-    }
-
-    /// Cancels the request out, if the transfer is active.
-    func cancelRequest() {
-        control.withLock { control in
-            if control.phase == .active { control.task?.cancel() }
-        }
+    /// Cancels the attempt's request and every helper's, and ends a wait between requests.
+    func cancelRequests() {
+        task?.cancel()
+        for helper in helperTasks.values { helper.cancel() }
+        wakeup.wake()
     }
 }

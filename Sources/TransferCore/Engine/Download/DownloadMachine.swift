@@ -1,9 +1,11 @@
-/// What one download's attempt and its helper connections share, as a value: the attempt
-/// (`DownloadAttempt`), the helper connections (`HelperConnections`), the parts kept from an earlier
-/// attempt, and where the attempt's request out ends. It alone decides where the attempt's
-/// requests stop (`DownloadAttempt.rangeLimit`): where the helpers' parts begin. It performs no I/O,
-/// reads no clock and takes no lock: the runner feeds it on the delegate queue and carries out what
-/// it returns (cancelling the helpers' requests, logging).
+/// The whole state of one running download, as a value: where it is (`State`: fetching, held
+/// back by back-pressure, closing for a cancel or a stop, ending), the attempt (`DownloadAttempt`),
+/// the helper connections (`HelperConnections`), the parts kept from an earlier attempt, where the
+/// attempt's request out ends, its pace and the windows its limits are measured over. It alone
+/// decides where the attempt's requests stop (`DownloadAttempt.rangeLimit`): where the helpers'
+/// parts begin. It performs no I/O, reads no clock (times come in as arguments) and takes no lock:
+/// the runner feeds it on the delegate queue, a cancel or a stop from the core included (posted
+/// there), and carries out what it returns.
 struct DownloadMachine: Sendable {
     /// Where the attempt stands against the helpers' parts, before its next request.
     enum Position: Equatable, Sendable {
@@ -29,6 +31,8 @@ struct DownloadMachine: Sendable {
         case misplaced(ByteRange)
     }
 
+    /// Where the transfer is (`DownloadMachine+State`): changed only by `handle(_:)` and `ownEnd(granted:)`.
+    private(set) var state: State = .fetching
     var attempt: DownloadAttempt
     /// The helper connections, once the server's first answer allowed them (`startHelpers`). The
     /// runner changes them only through their own decisions (`HelperConnections`' inputs).
@@ -39,10 +43,20 @@ struct DownloadMachine: Sendable {
     private(set) var leadAsked: Int64 = 0
     /// The connections the job asked for (`segments`): the attempt's and its helpers'.
     let connections: Int
+    /// Spaces the attempt's requests to the job's rate limit.
+    var pacer = RatePacer()
+    /// The start of the window the low-speed limit measures: a time and the progress then.
+    var stallWindow: (start: UInt64, offset: Int64)
+    /// When the transfer last got further (or sent a request), and its progress then: the idle
+    /// limit the limits monitor holds, whatever FoundationNetworking's own timer does.
+    var lastProgress: (time: UInt64, offset: Int64)
 
-    init(attempt: DownloadAttempt, keptParts: [ByteRange], connections: Int) {
+    /// `now`: the monotonic clock's nanoseconds as the transfer begins.
+    init(attempt: DownloadAttempt, keptParts: [ByteRange], connections: Int, now: UInt64) {
         self.attempt = attempt
         self.connections = connections
+        self.stallWindow = (now, attempt.offset)
+        self.lastProgress = (now, attempt.offset)
         if connections > 1, let first = keptParts.first {
             // The attempt's requests stop where the kept ranges begin; the helpers start with them.
             self.keptParts = keptParts
@@ -80,9 +94,59 @@ struct DownloadMachine: Sendable {
         synced ? closed : helpers?.lastCheckpointParts ?? keptParts
     }
 
-    /// The attempt sent a request for `range` (nil: the rest of the file).
-    mutating func requestSent(_ range: ClosedRange<Int64>?) {
+    /// The attempt sent a request for `range` (nil: the rest of the file) at `now`: the pace,
+    /// the low-speed window and the idle limit count from here.
+    mutating func requestSent(_ range: ClosedRange<Int64>?, now: UInt64) {
         leadAsked = range.map { $0.upperBound + 1 } ?? attempt.offset
+        stallWindow = (now, attempt.offset)
+        lastProgress = (now, attempt.offset)
+        pacer.requestSent(at: now, offset: attempt.offset)
+    }
+
+    // MARK: - State (see `DownloadMachine+State`)
+
+    /// Moves the transfer by `input` and returns what the shell is to do.
+    mutating func handle(_ input: Input) -> [Action] {
+        switch (input, state) {
+        case (.cancel, .fetching), (.cancel, .backedUp):
+            state = .closing(.cancelled)
+            return [.cancelRequests]
+        case (.stop(let reason), .fetching), (.stop(let reason), .backedUp):
+            state = .closing(.stopped(reason))
+            return [.cancelRequests]
+        case (.cancel, .held):
+            state = .ending
+            return [.cancelRequests, .finish(.cancelled)]
+        case (.stop(let reason), .held):
+            state = .ending
+            return [.cancelRequests, .finish(.stopped(reason))]
+        case (.backlogHigh, .fetching):
+            state = .backedUp
+            return [.cancelLeadRequest]
+        case (.drained, .fetching), (.drained, .backedUp):
+            state = .fetching
+            return [.proceed]
+        case (.drained, .closing(let ending)), (.settled, .closing(let ending)):
+            state = .ending
+            return [.finish(ending)]
+        case (.cancel, _), (.stop, _), (.backlogHigh, _), (.drained, _), (.settled, _):
+            return []
+        }
+    }
+
+    /// The attempt came to its own end; `granted` is whether it claimed the end before the core
+    /// did (`DownloadContext.EndClaim`).
+    mutating func ownEnd(granted: Bool) -> OwnEnd {
+        switch state {
+        case .fetching, .backedUp:
+            state = granted ? .ending : .held
+            return granted ? .granted : .held
+        case .closing(let ending):
+            state = .ending
+            return .finish(ending)
+        case .held, .ending:
+            return .ignored
+        }
     }
 
     // MARK: - Helpers

@@ -24,7 +24,7 @@ extension DownloadRunner {
                 if !context.machine.attempt.rangesUsable { context.rangesUnusable.store(true, ordering: .relaxed) }
             case .cancelRequest:
                 // A response's own answer cancels its request; elsewhere the task is cancelled.
-                if answering { disposition = .cancel } else { context.cancelRequest() }
+                if answering { disposition = .cancel } else if context.machine.state == .fetching { context.task?.cancel() }
             case .startOver(let reason):
                 // Another version: what the helpers fetched or an earlier attempt kept is not its.
                 closeHelpers(context)
@@ -60,7 +60,7 @@ extension DownloadRunner {
                     RatePacer.segmentBytes(for: rate, upTo: configuration.segmentBytes.upperBound)
                     ?? max(sized, configuration.segmentBytes.lowerBound)
                 let now = MonotonicClock.nanoseconds()
-                let wait = context.pacer.delay(endedAt: context.machine.attempt.offset, now: now, rate: rate)
+                let wait = context.machine.pacer.delay(endedAt: context.machine.attempt.offset, now: now, rate: rate)
                 if wait > 0 {
                     continueWhenPaced(context, at: now + wait)
                 } else {
@@ -69,9 +69,9 @@ extension DownloadRunner {
             case .land:
                 land(context)
             case .retryLater(let failure):
-                interrupt(context, failure)
+                if endsOwn(context) { interrupt(context, failure) }
             case .fail(let error):
-                fail(context, error)
+                if endsOwn(context) { fail(context, error) }
             }
         }
         return disposition
@@ -80,32 +80,22 @@ extension DownloadRunner {
     /// Sends a request, unless the transfer was stopped or cancelled meanwhile.
     func send(_ plan: DownloadAttempt.RequestPlan, _ context: DownloadContext) {
         guard let session, !sessionInvalidated.load(ordering: .acquiring) else {
+            // The engine is gone: the transfer ends as at shutdown.
+            if endsOwn(context) { finishStopped(context, reason: .shutdown) }
+            return
+        }
+        guard context.machine.state == .fetching else {
             completeStop(context)
             return
         }
         let task = session.dataTask(with: RequestBuilder.request(plan, for: context.request))
         task.taskDescription = context.request.jobID
         context.sink.segmentStarted()
-        context.machine.requestSent(plan.range)
-        let now = MonotonicClock.nanoseconds()
-        context.stallWindow = (now, context.machine.attempt.offset)
-        context.lastProgress = (now, context.machine.attempt.offset)
-        context.pacer.requestSent(at: now, offset: context.machine.attempt.offset)
+        context.machine.requestSent(plan.range, now: MonotonicClock.nanoseconds())
         registry.register(task: task.taskIdentifier, for: context)
-        // Resumed under the lock that cancel and shutdown take, so that they find either no task
-        // (and the phase they set stops it here) or a running one, never one not yet resumed,
-        // whose cancel FoundationNetworking may never report.
-        let sent: Bool = context.control.withLock { control in
-            guard control.phase == .active else { return false }
-            control.task = task
-            task.resume()
-            return true
-        }
-        guard sent else {
-            _ = registry.unregister(task: task.taskIdentifier)
-            completeStop(context)
-            return
-        }
+        // A cancel or a stop reaches the transfer on this queue too: after this, and it cancels the task.
+        context.task = task
+        task.resume()
     }
 
     /// Checks a redirect's target against the host rules on the I/O queue (its name may need
@@ -114,7 +104,7 @@ extension DownloadRunner {
         queues.onIO {
             let refused = TransferPreparation.hostFailure(for: target, hosts: self.hosts)
             self.queues.onDelegate {
-                guard context.phase == .active else {
+                guard context.machine.state == .fetching else {
                     self.completeStop(context)
                     return
                 }
@@ -128,10 +118,11 @@ extension DownloadRunner {
     func resumeWhenDrained(_ context: DownloadContext) {
         queues.assertOnDelegate()
         guard backlogDrained(orRetry: { self.resumeWhenDrained(context) }) else { return }
-        guard context.move(from: [.backedUp, .active], to: .active) else {
-            completeStop(context)
-            return
-        }
+        feed(.drained, context)
+    }
+
+    /// Goes on with the attempt's next request, or with the helpers' part it reached.
+    func proceed(_ context: DownloadContext) {
         if reachedHelpers(context) {
             continueAtPart(context)
             return
@@ -154,13 +145,12 @@ extension DownloadRunner {
     /// one brings `due` forward.
     func continueWhenPaced(_ context: DownloadContext, at due: UInt64) {
         queues.assertOnDelegate()
-        let phase = context.phase
-        guard phase.isUnderWay else {
+        guard context.machine.state.isUnderWay else {
             completeStop(context)
             return
         }
         let rate = rates.rate(for: context.request.jobID)
-        let due = context.pacer.due(due, at: rate)
+        let due = context.machine.pacer.due(due, at: rate)
         let now = MonotonicClock.nanoseconds()
         // A failure decided meanwhile (the job's deadline) ends the attempt at once.
         guard now < due, !context.machine.attempt.hasFailed, rate != nil else {
@@ -175,13 +165,43 @@ extension DownloadRunner {
         for context in registry.roster.running { context.wakeup.wake([.paced]) }
     }
 
-    // MARK: - Endings
+    // MARK: - The machine's inputs and endings
 
-    /// Ends a transfer that was cancelled or stopped for shutdown.
+    /// Gives `input` to the transfer's machine and carries out what it decides.
+    func feed(_ input: DownloadMachine.Input, _ context: DownloadContext) {
+        queues.assertOnDelegate()
+        for action in context.machine.handle(input) {
+            switch action {
+            case .cancelRequests: context.cancelRequests()
+            case .cancelLeadRequest: context.task?.cancel()
+            case .proceed: proceed(context)
+            case .finish(.cancelled): finishCancelled(context)
+            case .finish(.stopped(let reason)): finishStopped(context, reason: reason)
+            }
+        }
+    }
+
+    /// The attempt's step that was pending (a request's end, a wait) came back and found the
+    /// transfer no longer under way: a cancel or a stop that closes it ends it now.
     func completeStop(_ context: DownloadContext) {
-        switch context.phase {
-        case .cancelling: finishCancelled(context)
-        default: finishStopped(context)
+        feed(.settled, context)
+    }
+
+    /// The attempt comes to its own end (`claim`: interrupted or failed, or landing): true when it
+    /// claimed the end before the core did and ends so. Otherwise the core's cancel or stop ends
+    /// it: now, when that already closes it, or once it arrives.
+    func endsOwn(_ context: DownloadContext, claim: DownloadContext.EndClaim.Holder = .own) -> Bool {
+        switch context.machine.ownEnd(granted: context.endClaim.take(claim) == .open) {
+        case .granted:
+            return true
+        case .held, .ignored:
+            return false
+        case .finish(.cancelled):
+            finishCancelled(context)
+            return false
+        case .finish(.stopped(let reason)):
+            finishStopped(context, reason: reason)
+            return false
         }
     }
 
@@ -202,7 +222,7 @@ extension DownloadRunner {
         return (kept, synced)
     }
 
-    func finishStopped(_ context: DownloadContext) {
+    func finishStopped(_ context: DownloadContext, reason: StopReason) {
         let (stopped, _) = keepDurable(context)
         let (kept, parts) = (stopped.bytes, stopped.parts)
         // Recorded here too (not only as an event), so a shutdown records what a resume needs even
@@ -215,7 +235,6 @@ extension DownloadRunner {
                     jobID: context.request.jobID, bytes: kept, parts: parts,
                     generation: context.sink.generation.load(ordering: .sequentiallyConsistent)))
         }
-        let reason = if case .stopping(let reason) = context.phase { reason } else { StopReason.shutdown }
         events.yield(.stopped(jobID: context.request.jobID, bytes: kept, reason: reason))
         registry.remove(context.request.jobID)
     }

@@ -26,7 +26,8 @@ extension DownloadRunner {
 
     /// A `304` to a conditional request: the destination stays as it is and the partial file goes.
     private func finishUnchanged(_ context: DownloadContext) -> URLSession.ResponseDisposition {
-        guard context.move(from: [.active], to: .landing) else { return .cancel }
+        // Its request's end, which follows, finds the transfer ended.
+        guard context.machine.state == .fetching, endsOwn(context, claim: .landing) else { return .cancel }
         closeHelpers(context)
         context.sink.file.unlink()
         events.yield(.unchanged(jobID: context.request.jobID))
@@ -41,12 +42,8 @@ extension DownloadRunner {
             return
         }
         // A stopping transfer keeps what is on its way: it is synced and kept.
-        let phase = context.phase
-        switch phase {
-        case .active, .backedUp, .stopping: break
-        case .cancelling, .landing: return
-        }
-        guard context.machine.attempt.acceptsBody else { return }
+        let state = context.machine.state
+        guard state.keepsBytes, context.machine.attempt.acceptsBody else { return }
         let offset = context.machine.attempt.offset + Int64(data.count)
         do throws(FileIOError) {
             try context.sink.write(data)
@@ -60,9 +57,8 @@ extension DownloadRunner {
         }
         guard let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog }) else { return }
         // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
-        if phase == .active, context.machine.attempt.continuesWithRange, backlog > configuration.backlogHighWater,
-            context.move(from: [.active], to: .backedUp, cancellingTask: true)
-        {
+        if state == .fetching, context.machine.attempt.continuesWithRange, backlog > configuration.backlogHighWater {
+            feed(.backlogHigh, context)
             context.request.logger.debug(
                 "holding a transfer back while the disk catches up", metadata: ["offset": "\(offset)", "backlog": "\(queues.delegateBacklog)"])
         }
@@ -89,17 +85,16 @@ extension DownloadRunner {
             helperCompleted(worker, task: task, error: error, context)
             return
         }
-        context.control.withLock { $0.task = nil }
-        switch context.phase {
+        context.task = nil
+        switch context.machine.state {
         case .backedUp:
             resumeWhenDrained(context)
-        case .cancelling:
-            finishCancelled(context)
-        case .stopping:
-            finishStopped(context)
-        case .landing:
+        case .closing:
+            completeStop(context)
+        case .held, .ending:
+            // Its end is on its way (a cancel or a stop from the core), or came already.
             return
-        case .active:
+        case .fetching:
             let failure = error.map { FailureClassifier.network($0, url: context.request.url, idleTimeout: context.request.limits.idleTimeout) }
             perform(context.machine.attempt.requestEnded(failure), context)
         }

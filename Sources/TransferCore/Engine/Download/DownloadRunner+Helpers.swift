@@ -32,7 +32,7 @@ extension DownloadRunner {
 
     /// Starts helpers until there are as many as the job may use or nothing is left to split.
     func fillHelpers(_ context: DownloadContext) {
-        guard context.phase.isUnderWay else { return }
+        guard context.machine.state.isUnderWay else { return }
         while let worker = context.machine.helpers?.roomForHelper, takeWork(worker, context) {}
     }
 
@@ -48,7 +48,7 @@ extension DownloadRunner {
 
     /// Sends a helper's next request: the next bounded range of its part.
     func sendHelper(_ worker: Int, _ context: DownloadContext) {
-        guard let session, !sessionInvalidated.load(ordering: .acquiring) else {
+        guard let session, !sessionInvalidated.load(ordering: .acquiring), context.machine.state.isUnderWay else {
             retireHelper(worker, context)
             return
         }
@@ -78,17 +78,9 @@ extension DownloadRunner {
         let id = task.taskIdentifier
         context.machine.helpers?.sent(worker, task: id)
         registry.register(task: id, for: context)
-        let sent: Bool = context.control.withLock { control in
-            guard control.phase.isUnderWay else { return false }
-            control.helperTasks[id] = task
-            task.resume()
-            return true
-        }
-        if !sent {
-            _ = registry.unregister(task: id)
-            context.machine.helpers?.notSent(worker, task: id)
-            wakeLeadIfPartReady(context)
-        }
+        // A cancel or a stop reaches the transfer on this queue too: after this, and it cancels the task.
+        context.helperTasks[id] = task
+        task.resume()
     }
 
     /// A helper stops: its part, unfinished, is left for the attempt or another helper.
@@ -119,8 +111,7 @@ extension DownloadRunner {
     func helperReceived(_ worker: Int, _ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
         guard let placed = context.machine.helpers?.placement(worker, count: data.count) else { return }
         let (at, count) = (placed.at, placed.count)
-        let phase = context.phase
-        guard phase.isUnderWay else { return }
+        guard context.machine.state.isUnderWay else { return }
         let file = context.sink.file
         let failure: FileIOError? = data.withUnsafeBytes { raw in
             do throws(FileIOError) {
@@ -153,8 +144,7 @@ extension DownloadRunner {
     func resumeHelperWhenDrained(_ worker: Int, _ context: DownloadContext) {
         queues.assertOnDelegate()
         guard context.machine.helpers?.waitsForDrain(worker) == true else { return }
-        let phase = context.phase
-        guard phase.isUnderWay else {
+        guard context.machine.state.isUnderWay else {
             retireHelper(worker, context)
             return
         }
@@ -173,8 +163,8 @@ extension DownloadRunner {
     /// A helper's request ended: it goes on with its part, takes another, or stops
     /// (`HelperConnections.ended` decides).
     func helperCompleted(_ worker: Int, task: URLSessionTask, error: (any Error)?, _ context: DownloadContext) {
-        context.control.withLock { _ = $0.helperTasks.removeValue(forKey: task.taskIdentifier) }
-        let underWay = context.phase.isUnderWay
+        context.helperTasks.removeValue(forKey: task.taskIdentifier)
+        let underWay = context.machine.state.isUnderWay
         let end = context.machine.helpers?.ended(worker, task: task.taskIdentifier, failed: error != nil, underWay: underWay) ?? .none
         switch end {
         case .none, .done:

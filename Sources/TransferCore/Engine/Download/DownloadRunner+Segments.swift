@@ -41,8 +41,7 @@ extension DownloadRunner {
     func continueAtPart(_ context: DownloadContext) {
         queues.assertOnDelegate()
         guard context.machine.helpers != nil else { return }
-        let phase = context.phase
-        guard phase.isUnderWay else {
+        guard context.machine.state.isUnderWay else {
             completeStop(context)
             return
         }
@@ -72,8 +71,7 @@ extension DownloadRunner {
     /// delegate queue, and no faster than it hashes; then moves the attempt past them.
     func absorb(_ context: DownloadContext, _ range: ByteRange, from start: Int64) {
         guard context.machine.helpers != nil else { return }
-        let phase = context.phase
-        guard phase.isUnderWay else {
+        guard context.machine.state.isUnderWay else {
             completeStop(context)
             return
         }
@@ -148,8 +146,6 @@ extension DownloadRunner {
 
     /// Cancels the helpers' requests (after the machine closed the helpers).
     func cancelHelperTasks(_ context: DownloadContext) {
-        context.control.withLock { control in
-            for task in control.helperTasks.values { task.cancel() }
-        }
+        for task in context.helperTasks.values { task.cancel() }
     }
 }

@@ -55,35 +55,35 @@ final class DownloadRunner: @unchecked Sendable {
         }
     }
 
+    /// Cancels a transfer: the answer comes at once from its end's claim; the cancel itself
+    /// reaches its machine on the delegate queue.
     func cancel(jobID: String) -> CancelOutcome {
         guard let found = registry.roster.claim(jobID, for: .cancel) else { return .notRunning }
         guard let context = found else { return .cancelled }
-        let (outcome, moved): (CancelOutcome, Bool) = context.control.withLock { control in
-            let (outcome, next) = control.phase.cancelled()
-            return (outcome, control.end(in: next))
-        }
-        // A transfer waiting between requests has no request to cancel: its wait ends instead.
-        if moved { context.wakeup.wake() }
-        return outcome
+        let held = context.endClaim.take(.cancel)
+        if held == .open { post(.cancel, to: context) }
+        return held.cancelOutcome
     }
 
     /// Stops one transfer as shutdown would, keeping its synced partial file.
     func stop(jobID: String, reason: StopReason) -> StopOutcome {
         guard let found = registry.roster.claim(jobID, for: reason) else { return .notRunning }
         guard let context = found else { return .stopping }
-        let (outcome, moved): (StopOutcome, Bool) = context.control.withLock { control in
-            let (outcome, next) = control.phase.stopped(reason)
-            return (outcome, control.end(in: next))
-        }
-        if moved { context.wakeup.wake() }
-        return outcome
+        let held = context.endClaim.take(.stop)
+        if held == .open { post(.stop(reason), to: context) }
+        return held.stopOutcome
     }
 
     func stopAll() async -> [String: StoppedTransfer] {
-        for context in registry.roster.beginStoppingAll() where context.control.withLock({ $0.end(in: $0.phase.stopped(.shutdown).next) }) {
-            context.wakeup.wake()
+        for context in registry.roster.beginStoppingAll() where context.endClaim.take(.stop) == .open {
+            post(.stop(.shutdown), to: context)
         }
         return await registry.waitUntilIdle()
+    }
+
+    /// Hands an input from another thread to the transfer's machine, on the delegate queue.
+    private func post(_ input: DownloadMachine.Input, to context: DownloadContext) {
+        queues.onDelegate { self.feed(input, context) }
     }
 
     func progress(jobID: String) -> TransferProgress? {
@@ -139,7 +139,8 @@ final class DownloadRunner: @unchecked Sendable {
             settings: settings, offset: prepared.offset, totalBytes: request.totalBytes, validator: request.validator,
             announcedDigest: prepared.announcedDigest, segmentBytes: paced ?? configuration.segmentBytes.lowerBound)
         let sink = ByteSink(file: prepared.file, offset: prepared.offset, digest: prepared.digest)
-        let machine = DownloadMachine(attempt: attempt, keptParts: prepared.keptParts, connections: request.segments)
+        let machine = DownloadMachine(
+            attempt: attempt, keptParts: prepared.keptParts, connections: request.segments, now: MonotonicClock.nanoseconds())
         return DownloadContext(request: request, machine: machine, sink: sink, queues: queues)
     }
 

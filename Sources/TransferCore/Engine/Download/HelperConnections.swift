@@ -159,12 +159,6 @@ struct HelperConnections: Sendable {
         workerByTask[task] = worker
     }
 
-    /// The request `task` of `worker` could not go out (the transfer stopped meanwhile).
-    mutating func notSent(_ worker: Int, task: Int) {
-        workerByTask[task] = nil
-        retire(worker)
-    }
-
     /// `worker` stops: its part, unfinished, is left for the attempt or another helper.
     mutating func retire(_ worker: Int) {
         plan.release(worker)

@@ -19,13 +19,11 @@ extension DownloadRunner {
             try context.sink.flush()
         } catch {
             let failure = FailureClassifier.disk(error, writing: context.sink.file.path)
+            guard endsOwn(context) else { return }
             if failure.retryable { interrupt(context, failure) } else { fail(context, failure.error) }
             return
         }
-        guard context.move(from: [.active], to: .landing) else {
-            completeStop(context)
-            return
-        }
+        guard endsOwn(context, claim: .landing) else { return }
         let file = context.sink.file
         let request = context.request
         let bytes = context.machine.attempt.offset
