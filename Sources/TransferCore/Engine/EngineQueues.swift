@@ -28,6 +28,13 @@ final class EngineQueues: @unchecked Sendable {
         delegate.addOperation(work)
     }
 
+    /// Runs `work` on the delegate queue before the operations that wait there at normal priority
+    /// (received chunks, say): a cancel or a stop from the core, and the end of a wait, do not
+    /// wait behind the backlog. Operations of the same priority keep their order.
+    func onDelegateFirst(_ work: @escaping @Sendable () -> Void) {
+        delegate.addUrgentOperation(work)
+    }
+
     /// Runs `work` on the I/O queue.
     func onIO(_ work: @escaping @Sendable () -> Void) {
         io.async(execute: work)
@@ -68,5 +75,15 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
             block()
             self.backlogWaiters.levelFell(to: { self.operationCount })
         }
+    }
+
+    /// As `addOperation(_:)`, at a priority that runs it before every operation waiting at normal priority.
+    func addUrgentOperation(_ block: @escaping @Sendable () -> Void) {
+        let operation = BlockOperation {
+            block()
+            self.backlogWaiters.levelFell(to: { self.operationCount })
+        }
+        operation.queuePriority = .veryHigh
+        super.addOperation(operation)
     }
 }

@@ -168,7 +168,8 @@ public enum CancelOutcome: Sendable, Equatable {
     case cancelled
     /// The file is complete and being moved into place: it will complete.
     case landing
-    /// The engine is not running that transfer (it has just ended).
+    /// The engine is not running that transfer: it has just ended, or its end is on its way (it
+    /// failed or was interrupted, or a stop came first).
     case notRunning
 }
 

@@ -59,7 +59,7 @@ final class Wakeup: @unchecked Sendable {
     /// Ends the wait now, from any thread, if it is for one of `reasons` (nil: whatever it is for).
     /// Does nothing when the transfer does not wait (any more).
     func wake(_ reasons: Set<Reason>? = nil) {
-        queues.onDelegate {
+        queues.onDelegateFirst {
             guard let parked = self.parked, reasons?.contains(parked.reason) != false else { return }
             self.parked = nil
             parked.timer?.cancel()

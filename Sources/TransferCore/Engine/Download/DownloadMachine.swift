@@ -1,5 +1,5 @@
 /// The whole state of one running download, as a value: where it is (`State`: fetching, held
-/// back by back-pressure, closing for a cancel or a stop, ending), the attempt (`DownloadAttempt`),
+/// back by back-pressure, closing for a cancel or a stop, held for one on its way, ending), the attempt (`DownloadAttempt`),
 /// the helper connections (`HelperConnections`), the parts kept from an earlier attempt, where the
 /// attempt's request out ends, its pace and the windows its limits are measured over. It alone
 /// decides where the attempt's requests stop (`DownloadAttempt.rangeLimit`): where the helpers'

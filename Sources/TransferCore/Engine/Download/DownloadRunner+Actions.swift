@@ -117,6 +117,11 @@ extension DownloadRunner {
     /// request (after a pause, or for the next segment).
     func resumeWhenDrained(_ context: DownloadContext) {
         queues.assertOnDelegate()
+        // A cancel or a stop does not wait for the backlog.
+        guard context.machine.state.isUnderWay else {
+            completeStop(context)
+            return
+        }
         guard backlogDrained(orRetry: { self.resumeWhenDrained(context) }) else { return }
         feed(.drained, context)
     }

@@ -11,6 +11,8 @@ extension DownloadRunner {
 
     func received(_ response: URLResponse, task: URLSessionDataTask, _ context: DownloadContext) -> URLSession.ResponseDisposition {
         queues.assertOnDelegate()
+        // An answer that comes after a cancel or a stop changes nothing: its request's end ends the transfer.
+        guard context.machine.state.isUnderWay else { return .cancel }
         if let worker = context.machine.helpers?.worker(ofTask: task.taskIdentifier) { return helperResponded(worker, response, context) }
         if context.request.conditional {
             if (response as? HTTPURLResponse)?.statusCode == 304, !context.request.conditionalHeaders.isEmpty {

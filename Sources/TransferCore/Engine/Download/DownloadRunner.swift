@@ -81,9 +81,10 @@ final class DownloadRunner: @unchecked Sendable {
         return await registry.waitUntilIdle()
     }
 
-    /// Hands an input from another thread to the transfer's machine, on the delegate queue.
+    /// Hands an input from another thread to the transfer's machine, on the delegate queue, before
+    /// the chunks waiting there: a cancelled transfer writes none of them.
     private func post(_ input: DownloadMachine.Input, to context: DownloadContext) {
-        queues.onDelegate { self.feed(input, context) }
+        queues.onDelegateFirst { self.feed(input, context) }
     }
 
     func progress(jobID: String) -> TransferProgress? {

@@ -36,7 +36,8 @@ extension DownloadRunner {
             if let refused = Landing.verify(file: file, bytes: bytes, sha256: sha256, digest: digest, announced: announced, request: request)
                 ?? Landing.refusal(file: file, request: request)
             {
-                self.fail(context, refused)
+                // The transfer's state is the delegate queue's: the failure is reported there.
+                self.queues.onDelegate { self.fail(context, refused) }
                 return
             }
             do throws(FileIOError) {

@@ -134,7 +134,7 @@ final class UploadRunner: @unchecked Sendable {
 
     /// Hands an input from another thread to the upload's machine, on the delegate queue.
     private func post(_ input: UploadMachine.Input, to context: UploadContext) {
-        queues.onDelegate { self.feed(input, context) }
+        queues.onDelegateFirst { self.feed(input, context) }
     }
 
     func stopAll() async {
