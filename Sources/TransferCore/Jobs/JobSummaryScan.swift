@@ -12,7 +12,40 @@ import Glibc
 /// string where a summary field is, gives nil, and the caller decodes the record instead.
 enum JobSummaryScan {
     static func summary(of json: UnsafeRawBufferPointer) -> FinishedJob? {
-        var scanner = Scanner(bytes: json)
+        scan(json)?.summary
+    }
+
+    /// What start-up keeps of a job without decoding its record.
+    enum Replayed {
+        case finished(FinishedJob)
+        case queued(QueuedJob)
+    }
+
+    /// A finished job's summary; or a queued download's light form (`QueuedJob`), when its record
+    /// holds only the members a download submitted and not yet started holds (`Member`). Nil
+    /// otherwise (a start time, a yield, an upload, progress, its own limits…): the caller decodes it.
+    static func replayed(of json: UnsafeRawBufferPointer) -> Replayed? {
+        guard let fields = scan(json), let summary = fields.summary else { return nil }
+        if summary.state.isTerminal { return .finished(summary) }
+        return queued(fields, summary).map { .queued($0) }
+    }
+
+    static func queued(of json: UnsafeRawBufferPointer) -> QueuedJob? {
+        guard case .queued(let job) = replayed(of: json) else { return nil }
+        return job
+    }
+
+    private static func queued(_ fields: Fields, _ summary: FinishedJob) -> QueuedJob? {
+        guard fields.onlyLightMembers, summary.state == .queued, let destination = fields.destination, let url = fields.url,
+            let host = QueuedJob.host(ofURL: url)
+        else { return nil }
+        return QueuedJob(
+            summary: summary, destination: destination, host: host, priority: fields.priority ?? .normal, position: fields.position,
+            paused: fields.paused)
+    }
+
+    /// What one pass over a record's members found.
+    private struct Fields {
         var order: UInt64?
         var owner: UInt32?
         var state: JobState?
@@ -22,36 +55,73 @@ enum JobSummaryScan {
         var acknowledged = false
         var hookPending = false
         var session: String?
+        var destination: String?
+        var url: String?
+        var priority: JobPriority?
+        var position: Int64?
+        var paused = false
+        /// False once a member a light queued job does not hold was seen.
+        var onlyLightMembers = true
+
+        var summary: FinishedJob? {
+            guard let order, let owner, let state, let createdAt else { return nil }
+            return FinishedJob(
+                order: order, createdAt: createdAt, finishedAt: finishedAt, eventSeq: eventSeq, owner: owner, state: state,
+                acknowledged: acknowledged, hookPending: hookPending, session: session)
+        }
+    }
+
+    private static func scan(_ json: UnsafeRawBufferPointer) -> Fields? {
+        var scanner = Scanner(bytes: json)
+        var fields = Fields()
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeRawBufferPointer(rebasing: json[range]), as: UTF8.self) }
         guard scanner.take(UInt8(ascii: "{")) else { return nil }
         if scanner.take(UInt8(ascii: "}")) { return nil }
         repeat {
-            // Keys are compared as bytes, and only the session becomes a String: no allocation per member.
+            // Keys are compared as bytes; only the strings a summary keeps become Strings.
             guard let key = scanner.plainString() else { return nil }
             guard scanner.take(UInt8(ascii: ":")) else { return nil }
-            switch Member(json, key) {
-            case .order: guard let value = scanner.unsigned() else { return nil }; order = value
-            case .owner: guard let value = scanner.unsigned(), value <= UInt32.max else { return nil }; owner = UInt32(value)
-            case .eventSeq: guard let value = scanner.unsigned() else { return nil }; eventSeq = value
-            case .state: guard let value = scanner.plainString().flatMap({ Self.state(json, $0) }) else { return nil }; state = value
-            case .createdAt: guard let value = scanner.plainString().flatMap({ Self.time(json, $0) }) else { return nil }; createdAt = value
-            case .finishedAt: guard let value = scanner.plainString().flatMap({ Self.time(json, $0) }) else { return nil }; finishedAt = value
-            case .session:
-                guard let value = scanner.plainString() else { return nil }
-                session = String(decoding: UnsafeRawBufferPointer(rebasing: json[value]), as: UTF8.self)
-            case .acknowledged: guard let value = scanner.bool() else { return nil }; acknowledged = value
-            case .hookPending: guard let value = scanner.bool() else { return nil }; hookPending = value
-            case nil: guard scanner.skipValue() else { return nil }
+            let member = Member(json, key)
+            if member == nil { fields.onlyLightMembers = false }
+            switch member {
+            case .order: guard let value = scanner.unsigned() else { return nil }; fields.order = value
+            case .owner: guard let value = scanner.unsigned(), value <= UInt32.max else { return nil }; fields.owner = UInt32(value)
+            case .eventSeq: guard let value = scanner.unsigned() else { return nil }; fields.eventSeq = value
+            case .state: guard let value = scanner.plainString().flatMap({ Self.state(json, $0) }) else { return nil }; fields.state = value
+            case .createdAt: guard let value = scanner.plainString().flatMap({ Self.time(json, $0) }) else { return nil }; fields.createdAt = value
+            case .finishedAt: guard let value = scanner.plainString().flatMap({ Self.time(json, $0) }) else { return nil }; fields.finishedAt = value
+            case .session: guard let value = scanner.plainString() else { return nil }; fields.session = text(value)
+            case .acknowledged: guard let value = scanner.bool() else { return nil }; fields.acknowledged = value
+            case .hookPending: guard let value = scanner.bool() else { return nil }; fields.hookPending = value
+            case .paused: guard let value = scanner.bool() else { return nil }; fields.paused = value
+            case .position: guard let value = scanner.signed() else { return nil }; fields.position = value
+            case .priority:
+                guard let value = scanner.plainString().flatMap({ JobPriority(rawValue: text($0)) }) else { return nil }
+                fields.priority = value
+            case .destination, .url:
+                // A string with escapes is left to the decoder: a summary does not need it.
+                let start = scanner.position
+                if let value = scanner.plainString() {
+                    if member == .destination { fields.destination = text(value) } else { fields.url = text(value) }
+                } else {
+                    scanner.position = start
+                    guard scanner.skipValue() else { return nil }
+                    fields.onlyLightMembers = false
+                }
+            case .attempts, .checkpointBytes, .detached, .headers, .id, .idChosenByClient, .overwrite, .ownerGroup, .label, nil:
+                guard scanner.skipValue() else { return nil }
             }
         } while scanner.take(UInt8(ascii: ","))
-        guard scanner.take(UInt8(ascii: "}")), scanner.atEnd, let order, let owner, let state, let createdAt else { return nil }
-        return FinishedJob(
-            order: order, createdAt: createdAt, finishedAt: finishedAt, eventSeq: eventSeq, owner: owner, state: state,
-            acknowledged: acknowledged, hookPending: hookPending, session: session)
+        guard scanner.take(UInt8(ascii: "}")), scanner.atEnd else { return nil }
+        return fields
     }
 
-    /// The members a summary reads.
+    /// The members a scan reads, and the others a light queued job may hold: any other member
+    /// makes the caller decode the record.
     private enum Member: CaseIterable {
         case order, owner, eventSeq, state, createdAt, finishedAt, session, acknowledged, hookPending
+        case destination, url, priority, position, paused
+        case attempts, checkpointBytes, detached, headers, id, idChosenByClient, overwrite, ownerGroup, label
 
         var name: StaticString {
             switch self {
@@ -64,6 +134,20 @@ enum JobSummaryScan {
             case .session: "session"
             case .acknowledged: "acknowledged"
             case .hookPending: "hook_pending"
+            case .destination: "destination"
+            case .url: "url"
+            case .priority: "priority"
+            case .position: "position"
+            case .paused: "paused"
+            case .attempts: "attempts"
+            case .checkpointBytes: "checkpoint_bytes"
+            case .detached: "detached"
+            case .headers: "headers"
+            case .id: "id"
+            case .idChosenByClient: "id_chosen_by_client"
+            case .overwrite: "overwrite"
+            case .ownerGroup: "owner_group"
+            case .label: "label"
             }
         }
 
@@ -170,6 +254,13 @@ enum JobSummaryScan {
                 position += 1
             }
             return position > start ? value : nil
+        }
+
+        mutating func signed() -> Int64? {
+            let negative = take(UInt8(ascii: "-"))
+            guard let magnitude = unsigned() else { return nil }
+            if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+            return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
         }
 
         mutating func bool() -> Bool? {

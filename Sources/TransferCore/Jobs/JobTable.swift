@@ -4,12 +4,15 @@ import TransferProtocol
 /// Every job the core knows, with the indexes that keep each submit and lookup independent of how
 /// many jobs are kept.
 ///
-/// Unfinished jobs are held whole. A finished job is held as a `FinishedJob` of a few dozen
-/// bytes: what lists, retention, sessions and hooks need. Its whole record is read from the
-/// journal when asked for (`subscript`), so a daemon that keeps a million finished jobs does not
-/// hold a million records.
+/// Unfinished jobs are held whole, but for the queued downloads replayed at start-up and not
+/// touched since, held as a `QueuedJob`. A finished job is held as a `FinishedJob` of a few dozen
+/// bytes: what lists, retention, sessions and hooks need. The whole record of a light job is read
+/// from the journal when asked for (`subscript`), so a daemon that keeps a million finished jobs,
+/// or restarts with a million queued ones, does not hold a million records.
 struct JobTable {
     private var unfinished: [String: JobRecord] = [:]
+    /// Queued downloads held light since start-up (`insertQueued`): setting one's record makes it whole.
+    private var queuedLight: [String: QueuedJob] = [:]
     private var finished: [String: FinishedJob] = [:]
     /// Destination → the unfinished job writing to it.
     private var writers: [String: String] = [:]
@@ -36,19 +39,29 @@ struct JobTable {
         self.load = load
     }
 
-    var count: Int { unfinished.count + finished.count }
+    var count: Int { unfinished.count + queuedLight.count + finished.count }
 
-    func contains(_ id: String) -> Bool { unfinished[id] != nil || finished[id] != nil }
+    func contains(_ id: String) -> Bool { unfinished[id] != nil || queuedLight[id] != nil || finished[id] != nil }
 
     /// Whether `id` is an unfinished job that is paused.
-    func isPaused(_ id: String) -> Bool { unfinished[id]?.paused == true }
+    func isPaused(_ id: String) -> Bool { unfinished[id]?.paused == true || queuedLight[id]?.paused == true }
+
+    /// Whether `id` is held light (`QueuedJob`), its record in the journal only.
+    func isLight(_ id: String) -> Bool { queuedLight[id] != nil }
+
+    /// Whether `id` is a queued job that is not paused: what the scheduler asks of each candidate,
+    /// answered without reading a light job's record.
+    func isStartable(_ id: String) -> Bool {
+        if let job = unfinished[id] { return job.state == .queued && job.paused != true }
+        return queuedLight[id].map { !$0.paused } ?? false
+    }
 
     /// A job's whole record. Setting a record keeps the indexes; a finished record must be in the
     /// journal's queue (`Journal.write` or `commit`) before anything reads it back.
     subscript(id: String) -> JobRecord? {
         get {
             if let job = unfinished[id] { return job }
-            guard finished[id] != nil else { return nil }
+            guard finished[id] != nil || queuedLight[id] != nil else { return nil }
             return load(id)
         }
         set {
@@ -70,6 +83,24 @@ struct JobTable {
     /// Makes room for `count` more finished jobs (start-up).
     mutating func reserveFinished(_ count: Int) {
         finished.reserveCapacity(finished.count + count)
+    }
+
+    /// Makes room for `count` more light queued jobs (start-up).
+    mutating func reserveQueued(_ count: Int) {
+        queuedLight.reserveCapacity(queuedLight.count + count)
+        writers.reserveCapacity(writers.count + count)
+    }
+
+    /// Adds a queued download known only by its light form (start-up): its record, as the journal
+    /// holds it, is read when asked for.
+    mutating func insertQueued(_ id: String, _ job: QueuedJob) {
+        remove(id)
+        index(id)
+        queuedLight[id] = job
+        writers[job.destination] = id
+        unfinishedPerOwner[job.summary.owner, default: 0] += 1
+        bytesPerOwner[job.summary.owner, default: 0] += Int(job.summary.weight)
+        if job.paused { pausedCount += 1 }
     }
 
     /// Adds a finished job known only by its summary (start-up, before its record is needed).
@@ -102,6 +133,12 @@ struct JobTable {
             unfinishedPerOwner[old.owner] = left > 0 ? left : nil
             release(old.journalWeight, of: old.owner)
             if old.paused == true { pausedCount -= 1 }
+        } else if let old = queuedLight.removeValue(forKey: id) {
+            if writers[old.destination] == id { writers[old.destination] = nil }
+            let left = (unfinishedPerOwner[old.summary.owner] ?? 1) - 1
+            unfinishedPerOwner[old.summary.owner] = left > 0 ? left : nil
+            release(Int(old.summary.weight), of: old.summary.owner)
+            if old.paused { pausedCount -= 1 }
         } else if let old = finished.removeValue(forKey: id) {
             release(Int(old.weight), of: old.owner)
             if let key = old.unacknowledgedSession {
@@ -133,7 +170,7 @@ struct JobTable {
     /// What lists and filters read of a job, whole or finished.
     func summary(_ id: String) -> FinishedJob? {
         if let job = unfinished[id] { return FinishedJob(job) }
-        return finished[id]
+        return queuedLight[id]?.summary ?? finished[id]
     }
 
     /// The unfinished job writing to `destination`, if any.
@@ -142,8 +179,20 @@ struct JobTable {
     /// How many unfinished jobs `owner` has.
     func unfinishedCount(of owner: UInt32) -> Int { unfinishedPerOwner[owner] ?? 0 }
 
-    /// The unfinished jobs, in no particular order.
-    var unfinishedJobs: Dictionary<String, JobRecord>.Values { unfinished.values }
+    /// The unfinished jobs held whole, in no particular order: every unfinished job but the light
+    /// queued downloads (which are queued, not paused or paused, downloads without a start time).
+    var wholeUnfinishedJobs: Dictionary<String, JobRecord>.Values { unfinished.values }
+
+    /// Where each unfinished job stands in its class, and its owner and session, light ones
+    /// included, in no particular order.
+    func forEachUnfinishedPlace(_ body: (UnfinishedPlace) -> Void) {
+        for job in unfinished.values {
+            body(UnfinishedPlace(id: job.id, owner: job.owner, session: job.session, priority: job.priorityClass, position: job.queuePosition, order: job.order))
+        }
+        for (id, job) in queuedLight {
+            body(UnfinishedPlace(id: id, owner: job.summary.owner, session: job.summary.session, priority: job.priority, position: job.queuePosition, order: job.summary.order))
+        }
+    }
 
     /// The finished jobs' summaries, in no particular order.
     var finishedJobs: [String: FinishedJob] { finished }
@@ -151,8 +200,19 @@ struct JobTable {
     /// Every job's summary, in no particular order.
     func forEachSummary(_ body: (String, FinishedJob) -> Void) {
         for (id, job) in unfinished { body(id, FinishedJob(job)) }
+        for (id, job) in queuedLight { body(id, job.summary) }
         for (id, job) in finished { body(id, job) }
     }
+}
+
+/// Where an unfinished job stands in its class, with what selections match it by.
+struct UnfinishedPlace {
+    var id: String
+    var owner: UInt32
+    var session: String?
+    var priority: JobPriority
+    var position: Int64
+    var order: UInt64
 }
 
 /// A user's session.

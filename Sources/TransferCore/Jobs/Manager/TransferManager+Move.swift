@@ -69,16 +69,17 @@ extension TransferManager {
     /// A position for `job` ahead of `target` (or of the class, or for a user of the user's own
     /// jobs of it), between it and the job before it; nil when no whole number lies between.
     private func place(_ job: JobRecord, before target: JobRecord?, caller: UInt32) -> Int64? {
-        let peers = jobs.unfinishedJobs.filter {
-            $0.id != job.id && $0.priorityClass == job.priorityClass && (target != nil || caller == 0 || $0.owner == caller)
+        var peers: [UnfinishedPlace] = []
+        jobs.forEachUnfinishedPlace { place in
+            if place.id != job.id, place.priority == job.priorityClass, target != nil || caller == 0 || place.owner == caller { peers.append(place) }
         }
         guard let target else {
-            guard let front = peers.map(\.queuePosition).min() else { return job.queuePosition }
+            guard let front = peers.map(\.position).min() else { return job.queuePosition }
             let (position, overflow) = front.subtractingReportingOverflow(JobRecord.positionGap)
             return overflow ? nil : position
         }
         let limit = (target.queuePosition, target.order)
-        let previous = peers.filter { ($0.queuePosition, $0.order) < limit }.map(\.queuePosition).max()
+        let previous = peers.filter { ($0.position, $0.order) < limit }.map(\.position).max()
         guard let previous else {
             let (position, overflow) = target.queuePosition.subtractingReportingOverflow(JobRecord.positionGap)
             return overflow ? nil : position
@@ -91,7 +92,10 @@ extension TransferManager {
     /// The unfinished jobs of `priority` with positions spaced `positionGap` apart in their
     /// current order (whole-number room for further moves).
     private func renumbered(_ priority: JobPriority) -> [JobRecord] {
-        let members = jobs.unfinishedJobs.filter { $0.priorityClass == priority }.sorted { ($0.queuePosition, $0.order) < ($1.queuePosition, $1.order) }
+        var places: [UnfinishedPlace] = []
+        jobs.forEachUnfinishedPlace { if $0.priority == priority { places.append($0) } }
+        // A light queued job's record is read here: renumbering is rare.
+        let members = places.sorted { ($0.position, $0.order) < ($1.position, $1.order) }.compactMap { jobs[$0.id] }
         return members.enumerated().map { index, job in
             var job = job
             job.position = Int64(index + 1) * JobRecord.positionGap

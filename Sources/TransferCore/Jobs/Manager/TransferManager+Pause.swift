@@ -180,8 +180,9 @@ extension TransferManager {
             try SubmitValidator.validateSession(name)
             session = name
         }
-        let chosen = jobs.unfinishedJobs.filter { job in
-            (caller == 0 || job.owner == caller) && (session == nil || job.session == session)
+        var chosen: [UnfinishedPlace] = []
+        jobs.forEachUnfinishedPlace { job in
+            if (caller == 0 || job.owner == caller) && (session == nil || job.session == session) { chosen.append(job) }
         }
         return (chosen.sorted { $0.order < $1.order }.map(\.id), [])
     }

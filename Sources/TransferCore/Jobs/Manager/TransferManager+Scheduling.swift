@@ -12,7 +12,14 @@ extension TransferManager {
     /// Starts queued jobs while slots are free, then lets background transfers yield to jobs still waiting.
     func schedule() {
         while acceptingWork, !held, running.count < configuration.maxConcurrentTransfers, let id = nextToStart() {
-            guard var job = jobs[id], job.state == .queued, job.paused != true, let url = URL(string: job.url) else { continue }
+            guard var job = jobs[id], job.state == .queued, job.paused != true else { continue }
+            // A queued job replayed light had its record read only now: what start-up checks of
+            // the others (`SubmitValidator.replayProblem`) is checked here.
+            if let problem = SubmitValidator.replayProblem(job) {
+                markFailed(job, Self.refusedAtReplay(problem))
+                continue
+            }
+            guard let url = URL(string: job.url) else { continue }
             if let deadline = job.deadline, deadline <= Date() {
                 markFailed(
                     job, JobError(code: .timeLimit, message: "the job's deadline (\(WireCoding.formatTimestamp(deadline))) passed before it could start"))
@@ -65,6 +72,11 @@ extension TransferManager {
         QueueKey(rank: job.priorityClass.rank, lane: lane, position: job.queuePosition, order: job.order)
     }
 
+    /// The key a light queued job (`QueuedJob`) is queued under: as its record's.
+    static func queueKey(_ job: QueuedJob) -> QueueKey {
+        QueueKey(rank: job.priority.rank, lane: 1, position: job.queuePosition, order: job.summary.order)
+    }
+
     /// Queues `job` in its place (or moves it there when queued already).
     func queueJob(_ job: JobRecord, lane: Int = 1) {
         queue.insert(job.id, key: Self.queueKey(job, lane: lane), host: job.hostKey)
@@ -77,8 +89,7 @@ extension TransferManager {
 
     /// Whether a queued entry may start: its job is still queued and not paused.
     func isStartable(_ id: String) -> Bool {
-        guard let job = jobs[id] else { return false }
-        return job.state == .queued && job.paused != true
+        jobs.isStartable(id)
     }
 
     /// The running transfers as the scheduler sees them.

@@ -69,6 +69,8 @@ public actor TransferManager {
         var holdRecord = false
         var recovered: [JobRecord] = []
         var finished: [(id: String, summary: FinishedJob)] = []
+        // Queued downloads not yet started, kept light: their records stay in the journal.
+        var light: [(id: String, job: QueuedJob)] = []
         var requestSizes: [String: Int] = [:]
         try journal.forEachLiveValue { key, value in
             if key.hasPrefix("req/") {
@@ -84,10 +86,17 @@ public actor TransferManager {
                 return
             }
             guard key.hasPrefix("job/") else { return }
-            if var summary = JobSummaryScan.summary(of: value), summary.state.isTerminal {
+            switch JobSummaryScan.replayed(of: value) {
+            case .finished(var summary):
                 summary.weight = UInt32(clamping: value.count)
                 finished.append((String(key.dropFirst(4)), summary))
                 return
+            case .queued(var job):
+                job.summary.weight = UInt32(clamping: value.count)
+                light.append((String(key.dropFirst(4)), job))
+                return
+            case nil:
+                break
             }
             do {
                 let job = try decoder.decode(JobRecord.self, from: Data(value))
@@ -127,11 +136,26 @@ public actor TransferManager {
         }
         recovered.sort { $0.order < $1.order }
         lastSeq = max(lastSeq, recovered.compactMap(\.eventSeq).filter { $0 < 1 << 62 }.max() ?? 0)
+        // Light queued jobs go into the queue first, in its order, so that each is appended.
+        light.sort { Self.queueKey($0.job) < Self.queueKey($1.job) }
+        jobs.reserveQueued(light.count)
+        var queue = JobQueue()
+        var hosts: [String: String] = [:]
+        for (id, var job) in light {
+            job.summary.weight = job.summary.weight &+ UInt32(clamping: requestSizes[id] ?? 0)
+            // One copy of each host's name, shared by its jobs.
+            job.host = hosts[job.host] ?? job.host
+            hosts[job.host] = job.host
+            jobs.insertQueued(id, job)
+            nextOrder = max(nextOrder, job.summary.order + 1)
+            if let seq = job.summary.eventSeq, seq < 1 << 62 { lastSeq = max(lastSeq, seq) }
+            if !job.paused { queue.insert(id, key: Self.queueKey(job), host: job.host) }
+        }
         outbox = EventOutbox(after: lastSeq)
         // Written once the spool holds only what unfinished uploads need: start-up frees space
         // before it asks for any (a full disk must not keep the daemon from starting).
         var startupChanges: [Journal.Change] = [Self.reservation(outbox.reservedSeq)]
-        startupChanges += Self.orphanedRequests(requestSizes.keys, jobs: finished.map(\.id) + recovered.map(\.id))
+        startupChanges += Self.orphanedRequests(requestSizes.keys, jobs: finished.map(\.id) + recovered.map(\.id) + light.map(\.id))
         var requeued: [JobRecord] = []
         var refused: Set<String> = []
         for var job in recovered {
@@ -142,9 +166,7 @@ public actor TransferManager {
                 job.state = .failed
                 job.finishedAt = Date()
                 job.nextAttemptAt = nil
-                job.error = JobError(
-                    code: .invalidJob,
-                    message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
+                job.error = Self.refusedAtReplay(problem)
                 _ = job.numberEnd(outbox.next().seq, hookSelector: hookSelector)
                 if let value = try? encoder.encode(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: Array(value))) }
                 PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
@@ -172,13 +194,12 @@ public actor TransferManager {
             jobs[job.id] = job
             nextOrder = max(nextOrder, job.order + 1)
         }
-        Self.recoverSpool(spool, jobs: Array(jobs.unfinishedJobs), logger: logger)
+        Self.recoverSpool(spool, jobs: Array(jobs.wholeUnfinishedJobs), logger: logger)
         // The reservation as numbering the jobs ended at start-up left it.
         startupChanges[0] = Self.reservation(outbox.reservedSeq)
         journal.write(startupChanges)
         // A job whose start time is still ahead waits outside the queue (start() arms its timer).
         let now = Date()
-        var queue = JobQueue()
         for job in requeued { queue.insert(job.id, key: Self.queueKey(job, lane: 0), host: job.hostKey) }
         for job in recovered
         where job.state == .queued && job.paused != true && !refused.contains(job.id) && !(job.notBefore.map { $0 > now } ?? false) {
@@ -191,6 +212,13 @@ public actor TransferManager {
         }
         // What the replay built and dropped (lists of records, decoders' buffers) goes back to the system.
         if finished.count + recovered.count > 10_000 { _ = clinuxshims_malloc_trim(0) }
+    }
+
+    /// The error of a journaled job holding a value submit would have refused.
+    static func refusedAtReplay(_ problem: String) -> JobError {
+        JobError(
+            code: .invalidJob,
+            message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
     }
 
     /// The size of a job's file when it is at its destination already, else nil: the destination
@@ -216,11 +244,11 @@ public actor TransferManager {
     public func start() async {
         // The sequence numbers reserved at start-up are durable before any event uses them.
         try? await journal.sync()
-        for job in jobs.unfinishedJobs where job.state == .waiting {
+        for job in jobs.wholeUnfinishedJobs where job.state == .waiting {
             armRetry(job.id, at: job.nextAttemptAt ?? Date())
         }
-        // Jobs whose start time was still ahead at replay wait for it outside the queue.
-        for job in jobs.unfinishedJobs where job.state == .queued && job.paused != true && !queue.contains(job.id) {
+        // Jobs whose start time was still ahead at replay wait for it outside the queue (never light ones).
+        for job in jobs.wholeUnfinishedJobs where job.state == .queued && job.paused != true && !queue.contains(job.id) {
             if let notBefore = job.notBefore { armStart(job.id, at: notBefore) }
         }
         schedule()

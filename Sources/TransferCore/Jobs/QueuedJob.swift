@@ -1,0 +1,62 @@
+import Foundation
+import TransferProtocol
+
+/// What the core keeps in memory of a download that has waited in the queue, untouched, since
+/// start-up: what scheduling, lists and the per-owner counts need (its class, position, host,
+/// owner, destination, whether it is paused). Its whole record stays in the journal and is read
+/// when the job starts or anything else asks for it (`JobTable`'s subscript), as a finished job's
+/// is. So a daemon that restarts with a million queued URLs neither decodes nor holds a million
+/// records.
+struct QueuedJob: Sendable, Equatable {
+    /// Order, creation time, owner, state (`queued`), session, and the journal bytes it holds.
+    var summary: FinishedJob
+    var destination: String
+    /// The URL's host, lowercased, as `JobRecord.hostKey` gives it.
+    var host: String
+    var priority: JobPriority
+    /// Where `move` put it within its class; nil: by submission order.
+    var position: Int64?
+    var paused: Bool
+
+    /// Its position within its class, as `JobRecord.queuePosition`.
+    var queuePosition: Int64 {
+        if let position { return position }
+        let (spaced, overflow) = Int64(clamping: summary.order).multipliedReportingOverflow(by: JobRecord.positionGap)
+        return overflow ? Int64.max : spaced
+    }
+
+    /// The host of a plain `http://` or `https://` URL, lowercased, read from its text: a name or
+    /// an IPv4 address of unreserved characters, after any user information and before any port.
+    /// Nil for anything else (percent-encoding, IPv6, characters a URL cannot hold unescaped,
+    /// another scheme): the caller decodes the record and parses its URL then.
+    static func host(ofURL url: String) -> String? {
+        var utf8 = Substring(url).utf8
+        for prefix in ["http://", "https://"] where utf8.starts(with: prefix.utf8) {
+            utf8 = utf8.dropFirst(prefix.utf8.count)
+            var authority = utf8.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+            // Every byte of the URL is one it may hold unescaped.
+            guard url.utf8.allSatisfy(isURLByte) else { return nil }
+            if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.index(after: at)...] }
+            let host = authority.prefix { $0 != UInt8(ascii: ":") }
+            guard !host.isEmpty, host.allSatisfy(isNameByte) else { return nil }
+            return String(decoding: host, as: UTF8.self).lowercased()
+        }
+        return nil
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// RFC 3986's unreserved, reserved and `%` characters.
+    private static func isURLByte(_ byte: UInt8) -> Bool {
+        if isNameByte(byte) { return true }
+        return "%:/?#[]@!$&'()*+,;=".utf8.contains(byte)
+    }
+}
