@@ -18,7 +18,8 @@ enum JobSummaryScan {
     /// What start-up keeps of a job without decoding its record.
     enum Replayed {
         case finished(FinishedJob)
-        case queued(QueuedJob)
+        /// With its URL's host, lowercased, as `JobRecord.hostKey` gives it.
+        case queued(QueuedJob, host: String)
     }
 
     /// A finished job's summary; or a queued download's light form (`QueuedJob`), when its record
@@ -27,21 +28,20 @@ enum JobSummaryScan {
     static func replayed(of json: UnsafeRawBufferPointer) -> Replayed? {
         guard let fields = scan(json), let summary = fields.summary else { return nil }
         if summary.state.isTerminal { return .finished(summary) }
-        return queued(fields, summary).map { .queued($0) }
+        guard let (job, host) = queued(fields, summary) else { return nil }
+        return .queued(job, host: host)
     }
 
-    static func queued(of json: UnsafeRawBufferPointer) -> QueuedJob? {
-        guard case .queued(let job) = replayed(of: json) else { return nil }
-        return job
+    static func queued(of json: UnsafeRawBufferPointer) -> (job: QueuedJob, host: String)? {
+        guard case .queued(let job, let host) = replayed(of: json) else { return nil }
+        return (job, host)
     }
 
-    private static func queued(_ fields: Fields, _ summary: FinishedJob) -> QueuedJob? {
+    private static func queued(_ fields: Fields, _ summary: FinishedJob) -> (QueuedJob, String)? {
         guard fields.onlyLightMembers, summary.state == .queued, let destination = fields.destination, let url = fields.url,
             let host = QueuedJob.host(ofURL: url)
         else { return nil }
-        return QueuedJob(
-            summary: summary, destination: destination, host: host, priority: fields.priority ?? .normal, position: fields.position,
-            paused: fields.paused)
+        return (QueuedJob(summary: summary, destination: destination, priority: fields.priority ?? .normal, position: fields.position, paused: fields.paused), host)
     }
 
     /// What one pass over a record's members found.

@@ -94,7 +94,7 @@ struct JobTable {
     /// Adds a queued download known only by its light form (start-up): its record, as the journal
     /// holds it, is read when asked for.
     mutating func insertQueued(_ id: String, _ job: QueuedJob) {
-        remove(id)
+        if contains(id) { remove(id) }
         index(id)
         queuedLight[id] = job
         writers[job.destination] = id
@@ -105,7 +105,7 @@ struct JobTable {
 
     /// Adds a finished job known only by its summary (start-up, before its record is needed).
     mutating func insertFinished(_ id: String, _ summary: FinishedJob) {
-        remove(id)
+        if contains(id) { remove(id) }
         index(id)
         finished[id] = summary
         bytesPerOwner[summary.owner, default: 0] += Int(summary.weight)
@@ -117,12 +117,12 @@ struct JobTable {
     func qualifiedKeys(of id: String) -> Set<String> { qualified[id] ?? [] }
 
     private mutating func index(_ key: String) {
-        guard let colon = key.firstIndex(of: ":") else { return }
+        guard let colon = key.utf8.firstIndex(of: UInt8(ascii: ":")) else { return }
         qualified[String(key[key.index(after: colon)...]), default: []].insert(key)
     }
 
     private mutating func remove(_ id: String) {
-        if let colon = id.firstIndex(of: ":"), contains(id) {
+        if let colon = id.utf8.firstIndex(of: UInt8(ascii: ":")), contains(id) {
             let chosen = String(id[id.index(after: colon)...])
             qualified[chosen]?.remove(id)
             if qualified[chosen]?.isEmpty == true { qualified[chosen] = nil }

@@ -3,7 +3,7 @@ import TransferProtocol
 
 /// What the core keeps in memory of a download that has waited in the queue, untouched, since
 /// start-up: what scheduling, lists and the per-owner counts need (its class, position, host,
-/// owner, destination, whether it is paused). Its whole record stays in the journal and is read
+/// owner, destination, whether it is paused; its host is in the queue's entry). Its whole record stays in the journal and is read
 /// when the job starts or anything else asks for it (`JobTable`'s subscript), as a finished job's
 /// is. So a daemon that restarts with a million queued URLs neither decodes nor holds a million
 /// records.
@@ -11,8 +11,6 @@ struct QueuedJob: Sendable, Equatable {
     /// Order, creation time, owner, state (`queued`), session, and the journal bytes it holds.
     var summary: FinishedJob
     var destination: String
-    /// The URL's host, lowercased, as `JobRecord.hostKey` gives it.
-    var host: String
     var priority: JobPriority
     /// Where `move` put it within its class; nil: by submission order.
     var position: Int64?

@@ -17,6 +17,10 @@ struct QueuedLightTests {
     }
 
     func scanned(_ job: JobRecord) throws -> QueuedJob? {
+        try scannedWithHost(job)?.job
+    }
+
+    func scannedWithHost(_ job: JobRecord) throws -> (job: QueuedJob, host: String)? {
         try WireCoding.encoder().encode(job).withUnsafeBytes { JobSummaryScan.queued(of: $0) }
     }
 
@@ -27,9 +31,9 @@ struct QueuedLightTests {
         job.paused = true
         job.session = "nightly"
         job.label = "mirror"
-        let light = try #require(try scanned(job))
+        let (light, host) = try #require(try scannedWithHost(job))
         #expect(light.destination == job.destination)
-        #expect(light.host == job.hostKey)
+        #expect(host == job.hostKey)
         #expect(light.priority == .background && light.position == -3 && light.queuePosition == job.queuePosition && light.paused)
         #expect(light.summary.order == 7 && light.summary.owner == 1000 && light.summary.session == "nightly" && light.summary.state == .queued)
         let plain = try #require(try scanned(record("b")))

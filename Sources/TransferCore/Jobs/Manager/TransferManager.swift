@@ -70,7 +70,7 @@ public actor TransferManager {
         var recovered: [JobRecord] = []
         var finished: [(id: String, summary: FinishedJob)] = []
         // Queued downloads not yet started, kept light: their records stay in the journal.
-        var light: [(id: String, job: QueuedJob)] = []
+        var light: [(id: String, job: QueuedJob, host: String)] = []
         var requestSizes: [String: Int] = [:]
         try journal.forEachLiveValue { key, value in
             if key.hasPrefix("req/") {
@@ -91,9 +91,9 @@ public actor TransferManager {
                 summary.weight = UInt32(clamping: value.count)
                 finished.append((String(key.dropFirst(4)), summary))
                 return
-            case .queued(var job):
+            case .queued(var job, let host):
                 job.summary.weight = UInt32(clamping: value.count)
-                light.append((String(key.dropFirst(4)), job))
+                light.append((String(key.dropFirst(4)), job, host))
                 return
             case nil:
                 break
@@ -141,15 +141,15 @@ public actor TransferManager {
         jobs.reserveQueued(light.count)
         var queue = JobQueue()
         var hosts: [String: String] = [:]
-        for (id, var job) in light {
+        for (id, var job, host) in light {
             job.summary.weight = job.summary.weight &+ UInt32(clamping: requestSizes[id] ?? 0)
-            // One copy of each host's name, shared by its jobs.
-            job.host = hosts[job.host] ?? job.host
-            hosts[job.host] = job.host
             jobs.insertQueued(id, job)
             nextOrder = max(nextOrder, job.summary.order + 1)
             if let seq = job.summary.eventSeq, seq < 1 << 62 { lastSeq = max(lastSeq, seq) }
-            if !job.paused { queue.insert(id, key: Self.queueKey(job), host: job.host) }
+            // One copy of each host's name, shared by its jobs.
+            let shared = hosts[host] ?? host
+            hosts[host] = shared
+            if !job.paused { queue.insert(id, key: Self.queueKey(job), host: shared) }
         }
         outbox = EventOutbox(after: lastSeq)
         // Written once the spool holds only what unfinished uploads need: start-up frees space

@@ -39,8 +39,9 @@ struct JobQueue {
 
     /// Queues `id` at `key`, or moves it there when it is queued already.
     mutating func insert(_ id: String, key: QueueKey, host: String) {
-        remove(id)
-        let index = firstIndex(after: key)
+        if keys[id] != nil { remove(id) }
+        // Jobs queued in their order (start-up, most submits) go at the end.
+        let index = entries.last.map { key < $0.key } == true ? firstIndex(after: key) : entries.count
         entries.insert(Entry(key: key, id: id, host: host), at: index)
         keys[id] = key
         queuedPerHost[host, default: 0] += 1
