@@ -25,9 +25,14 @@ public enum Redaction {
     }
 
     /// A URL accepted earlier, as `url(_:)` shows it; without parsing it when it has no user,
-    /// password or query to hide (the common case, as every listed job shows its URL).
+    /// password or secret query parameter to hide (the common case, as every listed job and
+    /// every event shows its URL).
     public static func acceptedURL(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "@")) || text.utf8.contains(UInt8(ascii: "?")) else { return text }
+        guard !text.utf8.contains(UInt8(ascii: "@")) else { return URL(string: text).map(url) ?? text }
+        // A query whose names are no credentials is shown as it is (what `url(_:)` would do).
+        guard let mark = text.utf8.firstIndex(of: UInt8(ascii: "?")) else { return text }
+        let query = text[text.utf8.index(after: mark)...].prefix { $0 != "#" }
+        guard hasSecretParameter(String(query)) else { return text }
         return URL(string: text).map(url) ?? text
     }
 
