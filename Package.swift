@@ -90,15 +90,20 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // A statically linked FoundationNetworking calls CLinuxShims' host check, pause call and
-            // option setters through these (Sources/CLinuxShims/curl_host.c, curl_pause.c,
-            // curl_decoding.c, curl_options.c); a dynamic one finds them by symbol lookup.
+            // A statically linked FoundationNetworking calls CLinuxShims' host check, pause call,
+            // option setters and body coalescing through these (Sources/CLinuxShims/curl_host.c,
+            // curl_pause.c, curl_decoding.c, curl_options.c, curl_coalesce.c); a dynamic one finds
+            // them by symbol lookup.
             linkerSettings: [
                 .unsafeFlags([
                     "-Xlinker", "--wrap=CFURLSessionCurlHostIsEqual",
                     "-Xlinker", "--wrap=CFURLSessionEasyHandleSetPauseState",
                     "-Xlinker", "--wrap=CFURLSession_easy_setopt_long",
                     "-Xlinker", "--wrap=CFURLSession_easy_setopt_ptr",
+                    "-Xlinker", "--wrap=CFURLSession_easy_setopt_wc",
+                    "-Xlinker", "--wrap=CFURLSessionMultiHandleAction",
+                    "-Xlinker", "--wrap=CFURLSessionMultiHandleInfoRead",
+                    "-Xlinker", "--wrap=CFURLSessionEasyHandleDeinit",
                 ])
             ]
         ),

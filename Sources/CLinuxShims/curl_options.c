@@ -19,6 +19,7 @@
 #include "CLinuxShims.h"
 
 enum {
+    CURLOPT_WRITEDATA_OPTION = 10001,
     CURLOPT_URL_OPTION = 10002,
     CURLOPT_PROXY_OPTION = 10004,
     CURLOPT_HTTPHEADER_OPTION = 10023,
@@ -222,6 +223,10 @@ static __thread int last_url_is_plain;
 static CFURLSessionEasyCode set_ptr(void *handle, CFURLSessionOption option, void *value) {
     setopt_function setopt = (setopt_function)dlsym(RTLD_DEFAULT, "curl_easy_setopt");
     if (!setopt) return (CFURLSessionEasyCode){CURLE_FAILED_INIT_CODE};
+    // The write callback's user data goes through the trampoline of curl_coalesce.c; a new URL is a
+    // new request, which owes nothing to what an earlier one left there.
+    if (option.value == CURLOPT_WRITEDATA_OPTION) value = clinuxshims_coalescing_userdata(handle, value);
+    if (option.value == CURLOPT_URL_OPTION) clinuxshims_coalescing_reset(handle);
     int code = setopt(handle, option.value, value);
     if (code != 0 || !value) return (CFURLSessionEasyCode){code};
     if (option.value == CURLOPT_URL_OPTION) {

@@ -42,6 +42,43 @@ CFURLSessionEasyCode CFURLSession_easy_setopt_long(void *handle, CFURLSessionOpt
 /// trust. Takes the place of FoundationNetworking's call of the same name (see curl_options.c).
 CFURLSessionEasyCode CFURLSession_easy_setopt_ptr(void *handle, CFURLSessionOption option, void *value);
 
+/// libcurl's write callback, as FoundationNetworking sets it.
+typedef size_t (*clinuxshims_write_callback)(char *, size_t, size_t, void *);
+
+/// Sets a callback option of a libcurl easy handle; a response body's write callback is put behind
+/// a trampoline that hands what one socket read brings on in blocks of up to 64 KiB. Takes the place of
+/// FoundationNetworking's call of the same name (see curl_coalesce.c).
+CFURLSessionEasyCode CFURLSession_easy_setopt_wc(void *handle, CFURLSessionOption option, clinuxshims_write_callback function);
+
+/// FoundationNetworking's result of a libcurl multi call (its CFURLSessionMultiCode).
+typedef struct CFURLSessionMultiCode {
+    int value;
+} CFURLSessionMultiCode;
+
+/// Lets libcurl act on a socket of a multi handle; the body bytes its writes gathered meanwhile are
+/// handed on before it returns (see curl_coalesce.c).
+CFURLSessionMultiCode CFURLSessionMultiHandleAction(void *multi, int socket, int bitmask, int *running);
+
+/// FoundationNetworking's report of a finished transfer (its CFURLSessionMultiHandleInfo).
+typedef struct CFURLSessionMultiHandleInfo {
+    void *easyHandle;
+    CFURLSessionEasyCode resultCode;
+} CFURLSessionMultiHandleInfo;
+
+/// Reads the next finished transfer of a libcurl multi handle, after handing on the body bytes
+/// the trampoline still holds for it (see curl_coalesce.c).
+CFURLSessionMultiHandleInfo CFURLSessionMultiHandleInfoRead(void *multi, int *queued);
+
+/// Frees a libcurl easy handle and what the trampoline kept for it (see curl_coalesce.c).
+void CFURLSessionEasyHandleDeinit(void *handle);
+
+/// The write callback's user data libcurl is to get for `handle`, standing for FoundationNetworking's
+/// `userdata` (see curl_coalesce.c).
+void *clinuxshims_coalescing_userdata(void *handle, void *userdata);
+
+/// A new request on `handle`: what the trampoline held of an earlier one is dropped.
+void clinuxshims_coalescing_reset(void *handle);
+
 /// The proxies for http and https URLs and the hosts reached without one (libcurl's NOPROXY list);
 /// NULL or "" leaves that one to libcurl's reading of the environment.
 void clinuxshims_set_proxies(const char *http, const char *https, const char *none);

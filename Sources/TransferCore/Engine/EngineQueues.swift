@@ -40,8 +40,15 @@ final class EngineQueues: @unchecked Sendable {
         io.async(execute: work)
     }
 
-    /// Operations waiting on the delegate queue: received chunks pile up there when the disk is slow.
-    var delegateBacklog: Int { delegate.operationCount }
+    /// A received body reaches the delegate queue in operations of at most 64 KiB (libcurl's
+    /// 16 KiB writes gathered by CLinuxShims' curl_coalesce.c): the backlog counts each as four
+    /// units of 16 KiB, the unit of the digest's backlog and of the marks
+    /// (`EngineConfiguration.backlogHighWater`), so that the marks bound the bytes waiting.
+    static let unitsPerOperation = 4
+
+    /// Operations waiting on the delegate queue, in 16 KiB units (`unitsPerOperation`): received
+    /// chunks pile up there when the disk is slow.
+    var delegateBacklog: Int { delegate.operationCount * Self.unitsPerOperation }
 
     /// Runs `resume` on the delegate queue once its backlog is down to `lowWater` (counting the
     /// operation that ends then, as `delegateBacklog` read on the queue does). The backlog only
@@ -49,7 +56,7 @@ final class EngineQueues: @unchecked Sendable {
     func whenBacklog(atMost lowWater: Int, _ resume: @escaping @Sendable () -> Void) {
         assertOnDelegate()
         // An operation counts itself while it runs, so a mark below 1 would never be reached.
-        delegate.backlogWaiters.whenAtMost(max(lowWater, 1), level: { delegate.operationCount }, resume)
+        delegate.backlogWaiters.whenAtMost(max(lowWater / Self.unitsPerOperation, 1), level: { delegate.operationCount }, resume)
     }
 
     func assertOnDelegate() {

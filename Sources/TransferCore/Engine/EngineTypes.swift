@@ -9,8 +9,9 @@ public struct EngineConfiguration: Sendable {
     public var checkpointBytes: Int64 = 8 << 20
     /// …or after this many seconds, whichever comes first.
     public var checkpointInterval: Duration = .seconds(2)
-    /// Pause a transfer (cancel it, then continue with a ranged request) once this many received
-    /// chunks wait for the disk. Each chunk is at most 16 KiB, so this bounds buffered bytes.
+    /// Pause a transfer (cancel it, then continue with a ranged request) once this many 16 KiB
+    /// units of received chunks wait for the disk (`EngineQueues.delegateBacklog`): this bounds
+    /// buffered bytes.
     public var backlogHighWater = 512
     /// Continue a paused transfer once the backlog is down to this.
     public var backlogLowWater = 64

@@ -70,15 +70,16 @@ struct WakeupTests {
         queues.delegate.isSuspended = true
         queues.onDelegate {
             log.withLock { $0.append("backlog \(queues.delegateBacklog)") }
-            queues.whenBacklog(atMost: 10) { log.withLock { $0.append("drained") } }
-            queues.whenBacklog(atMost: 1) { log.withLock { $0.append("empty") } }
+            // The marks are in 16 KiB units, `unitsPerOperation` to an operation.
+            queues.whenBacklog(atMost: 10 * EngineQueues.unitsPerOperation) { log.withLock { $0.append("drained") } }
+            queues.whenBacklog(atMost: EngineQueues.unitsPerOperation) { log.withLock { $0.append("empty") } }
         }
         for index in 1...100 { queues.onDelegate { log.withLock { $0.append("\(index)") } } }
         queues.delegate.isSuspended = false
         // The last operation's end still finds the backlog at 1 (itself): no operation comes after.
         try await eventually("the last waiter") { log.withLock { $0.last == "empty" } }
         let entries = log.withLock { $0 }
-        #expect(entries.first == "backlog 101")
+        #expect(entries.first == "backlog \(101 * EngineQueues.unitsPerOperation)")
         // Operation n ends with 101 - n left, itself included: at most 10 once the 91st ends.
         let drained = try #require(entries.firstIndex(of: "drained"))
         #expect(entries[drained - 1] == "91", "\(entries)")

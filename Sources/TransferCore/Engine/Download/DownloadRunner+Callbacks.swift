@@ -37,6 +37,11 @@ extension DownloadRunner {
         return .cancel
     }
 
+    /// The test knob of a slow disk: `microseconds` for every 16 KiB written.
+    static func simulateSlowDisk(_ microseconds: UInt32, count: Int) {
+        usleep(microseconds &* UInt32(clamping: (count + (1 << 14) - 1) >> 14))
+    }
+
     /// The per-chunk path: a write, a digest update, and now and then a checkpoint or a pause.
     func received(_ data: Data, task: URLSessionDataTask, _ context: DownloadContext) {
         if let worker = context.machine.helpers?.worker(ofTask: task.taskIdentifier) {
@@ -50,7 +55,7 @@ extension DownloadRunner {
         do throws(FileIOError) {
             try context.sink.write(data)
             context.machine.attempt.wrote(data.count)
-            if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
+            if configuration.writeDelayMicroseconds > 0 { Self.simulateSlowDisk(configuration.writeDelayMicroseconds, count: data.count) }
             checkpointIfDue(context, now: MonotonicClock.nanoseconds())
         } catch {
             perform(context.machine.attempt.failed(FailureClassifier.disk(error, writing: context.sink.file.path)), context)

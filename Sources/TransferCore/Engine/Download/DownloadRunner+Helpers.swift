@@ -128,7 +128,7 @@ extension DownloadRunner {
             task.cancel()
             return
         }
-        if configuration.writeDelayMicroseconds > 0 { usleep(configuration.writeDelayMicroseconds) }
+        if configuration.writeDelayMicroseconds > 0 { Self.simulateSlowDisk(configuration.writeDelayMicroseconds, count: Int(count)) }
         // Chunks pile up on the delegate queue when the disk (or the CPU) is slower than the
         // network: as the attempt's own request does, a helper's stops then, keeping its bytes,
         // and continues once the backlog has drained, so memory stays bounded.
