@@ -39,8 +39,12 @@ struct JobWaiter {
                 case .notice(let line):
                     reporter.notice(line)
                 case .event(let event):
-                    // Root may name another user's job as UID:ID; events show its id alone.
-                    guard let name = wanted.first(where: event.job.isNamed), finished[name] == nil else { continue }
+                    // Root may name another user's job as UID:ID; events show its id alone. Two
+                    // lookups, not a pass over every name: a wait may follow thousands of jobs.
+                    let job = event.job
+                    guard let name = wanted.contains(job.id) ? job.id : (wanted.contains(job.ownedID) ? job.ownedID : nil),
+                        finished[name] == nil
+                    else { continue }
                     if event.type.isTerminal { finished[name] = event.job }
                     reporter.report(event)
                 }

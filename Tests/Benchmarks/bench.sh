@@ -348,7 +348,10 @@ start_daemon() { # NAME [ENV=VALUE...]: sets DAEMON_PID and DAEMON_SOCKET
         DAEMON_SOCKET=$(mktemp -u /tmp/transferd-bench.XXXXXX.sock)
     fi
     # Downloads land in the scratch directory, which must be an allowed root.
-    printf '{"max_concurrent_transfers": %s, "log_level": "info", "allowed_roots": ["%s"]}\n' "$DAEMON_CONCURRENCY" "$SCRATCH" >"$dir/transferd.json"
+    # Every file of the small row comes from one host: 16 to it at once, as curl and aria2c are given
+    # (the default max_connections_per_host, 2, would run two at a time).
+    printf '{"max_concurrent_transfers": %s, "max_connections_per_host": %s, "log_level": "info", "allowed_roots": ["%s"]}\n' \
+        "$DAEMON_CONCURRENCY" "$DAEMON_CONCURRENCY" "$SCRATCH" >"$dir/transferd.json"
     # Keep TRANSFERD_* settings of the caller's environment out of the daemon's configuration.
     local unset_env=() var
     for var in $(compgen -e); do [[ $var == TRANSFERD_* ]] && unset_env+=(-u "$var"); done
@@ -679,7 +682,7 @@ if want_row small; then
         REPORT+=("$(srow "baseline (submit -i --wait)" "$(median "${SB_NS[@]}")" "$(median "${SB_CPU[@]}")")")
     fi
     REPORT+=("per-run wall seconds: aria2c=[$(join_secs "${SA_NS[@]}")] curl=[$(join_secs "${SC_NS[@]}")] transferd=[$(join_secs "${ST_NS[@]}")]$(if_baseline " baseline=[$(join_secs "${SB_NS[@]}")]")"
-        "transferd: max_concurrent_transfers $DAEMON_CONCURRENCY; the daemon's CPU seconds; each file is synced before it lands")
+        "transferd: max_concurrent_transfers and max_connections_per_host $DAEMON_CONCURRENCY; the daemon's CPU seconds; each file is synced before it lands")
     goal "$SMALL_FILES x $SMALL_KIB KiB: submit to all landed (median)" "$(secs "$m_st")" 0.4 s
 fi
 

@@ -7,7 +7,8 @@ import Synchronization
 /// - the delegate queue (serial): URLSession's callbacks and every decision about a transfer, one
 ///   at a time, so a transfer's state needs no lock there;
 /// - the I/O queue (concurrent): what blocks — opening destinations, reading a prefix to hash,
-///   resolving names for the host rules, syncing partial files, landing.
+///   resolving names for the host rules, syncing partial files;
+/// - the landing threads (`LandingThreads`): landings, whose syncs run side by side.
 ///
 /// `@unchecked Sendable`: both queues are thread-safe; the references never change.
 final class EngineQueues: @unchecked Sendable {
@@ -16,6 +17,7 @@ final class EngineQueues: @unchecked Sendable {
     /// backlog that back-pressure relies on (measured: 196 MiB peak instead of 109 for 1 GiB).
     let delegate: DelegateQueue
     let io = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
+    let landings = LandingThreads()
 
     init() {
         delegate = DelegateQueue()
@@ -38,6 +40,11 @@ final class EngineQueues: @unchecked Sendable {
     /// Runs `work` on the I/O queue.
     func onIO(_ work: @escaping @Sendable () -> Void) {
         io.async(execute: work)
+    }
+
+    /// Runs `work` on a landing thread.
+    func onLanding(_ work: @escaping @Sendable () -> Void) {
+        landings.run(work)
     }
 
     /// A received body reaches the delegate queue in operations of at most 64 KiB (libcurl's
@@ -65,6 +72,10 @@ final class EngineQueues: @unchecked Sendable {
 
     func assertOnIO() {
         dispatchPrecondition(condition: .onQueue(io))
+    }
+
+    func assertOnLanding() {
+        precondition(LandingThreads.isCurrent, "expected to run on a landing thread")
     }
 }
 

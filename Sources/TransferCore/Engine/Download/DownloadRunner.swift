@@ -22,6 +22,8 @@ final class DownloadRunner: @unchecked Sendable {
     let rates: RateGovernor
     let logger: Logger
     let events: AsyncStream<EngineEvent>.Continuation
+    /// Landings in one directory at one moment share its syncs.
+    let directorySyncs = DirectorySyncs()
     weak var session: URLSession?
     /// Set before the session is invalidated (the engine was released): FoundationNetworking
     /// traps on a task made in an invalidated session, so nothing is sent after it.

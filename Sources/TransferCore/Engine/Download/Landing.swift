@@ -30,8 +30,8 @@ extension DownloadRunner {
         let digest = context.sink.digest.current()
         let announced = context.machine.attempt.announcedDigest
         let stamp = context.stamp
-        queues.onIO {
-            self.queues.assertOnIO()
+        queues.onLanding {
+            self.queues.assertOnLanding()
             let sha256 = digest.sha256Hex
             if let refused = Landing.verify(file: file, bytes: bytes, sha256: sha256, digest: digest, announced: announced, request: request)
                 ?? Landing.refusal(file: file, request: request)
@@ -46,28 +46,30 @@ extension DownloadRunner {
                 stamp?.apply(to: file.fd)
                 try FileIO.fsync(file.fd, path: file.path)
                 try Landing.moveIntoPlace(file, named: FileIO.lastComponent(of: request.destination), overwrite: request.overwrite)
-                try file.directory.sync()
-                self.events.yield(.completed(jobID: request.jobID, bytes: bytes, sha256: sha256))
             } catch {
-                file.unlink()
-                let jobError: JobError
-                if error.errno == EEXIST {
-                    jobError = JobError(
-                        code: .destinationExists,
-                        message: "\(request.destination) appeared while the download ran; it was left alone. "
-                            + "Submit again with overwrite to replace it.")
-                } else if error.errno == EPERM || error.errno == EACCES, let sticky = Landing.stickyRefusal(
-                    in: file.directory, name: FileIO.lastComponent(of: request.destination), destination: request.destination)
-                {
-                    jobError = sticky
-                } else {
-                    jobError = FailureClassifier.disk(error, writing: request.destination).error
-                }
-                self.events.yield(.failed(jobID: request.jobID, error: jobError))
+                self.landed(request, file: file, bytes: bytes, outcome: .failure(error))
+                return
             }
-            self.registry.remove(request.jobID)
-            HeapPolicy.transferEnded(bytes: bytes)
+            // Durable once a sync of the directory that began after the move has ended; landings
+            // in the same directory meanwhile share it.
+            self.directorySyncs.sync(file.directory) { synced in
+                self.landed(request, file: file, bytes: bytes, outcome: synced.map { sha256 })
+            }
         }
+    }
+
+    /// Reports how a landing ended: `.completed` once the file is durable at its destination,
+    /// else `.failed` (the partial name removed), and lets the transfer go.
+    private func landed(_ request: TransferRequest, file: PartialFile, bytes: Int64, outcome: Result<String, FileIOError>) {
+        switch outcome {
+        case .success(let sha256):
+            events.yield(.completed(jobID: request.jobID, bytes: bytes, sha256: sha256))
+        case .failure(let error):
+            file.unlink()
+            events.yield(.failed(jobID: request.jobID, error: Landing.failure(error, file: file, request: request)))
+        }
+        registry.remove(request.jobID)
+        HeapPolicy.transferEnded(bytes: bytes)
     }
 }
 
@@ -79,6 +81,22 @@ enum Landing {
         umask(mask)
         return mask
     }()
+
+    /// What a landing that failed at `error` tells the job.
+    static func failure(_ error: FileIOError, file: PartialFile, request: TransferRequest) -> JobError {
+        if error.errno == EEXIST {
+            return JobError(
+                code: .destinationExists,
+                message: "\(request.destination) appeared while the download ran; it was left alone. "
+                    + "Submit again with overwrite to replace it.")
+        }
+        if error.errno == EPERM || error.errno == EACCES, let sticky = Landing.stickyRefusal(
+            in: file.directory, name: FileIO.lastComponent(of: request.destination), destination: request.destination)
+        {
+            return sticky
+        }
+        return FailureClassifier.disk(error, writing: request.destination).error
+    }
 
     /// Why a finished file must not land, if it must not: its size or digest differs from what
     /// the client expects or the server announced.
