@@ -12,7 +12,8 @@
 //   FoundationNetworking sets the length (CURLOPT_INFILESIZE_LARGE) before the headers, so the one
 //   set here stands: libcurl sends `Content-Length: N` and a plain body of N bytes. The marker
 //   becomes "Expect:", which keeps libcurl from sending `Expect: 100-continue` and waiting for an
-//   answer to it, as FoundationNetworking does itself for a body whose length it knows.
+//   answer to it, as FoundationNetworking does itself for a body whose length it knows; and
+//   libcurl's upload buffer becomes 1 MiB, so that the stream is read in large pieces.
 //
 // It takes the place of FoundationNetworking's setter as curl_host.c's host check does: first in
 // symbol lookup when linked dynamically; through --wrap when linked statically. libcurl copies
@@ -36,6 +37,8 @@ enum {
     CURLOPT_NOPROXY_OPTION = 10177,
     CURLOPT_CAINFO_BLOB_OPTION = 40309,
     CURLOPT_INFILESIZE_LARGE_OPTION = 30115,
+    CURLOPT_UPLOAD_BUFFERSIZE_OPTION = 280,
+    STREAMED_BODY_BUFFER_BYTES = 1 << 20,
     CURLE_FAILED_INIT_CODE = 2,
     CURLE_OUT_OF_MEMORY_CODE = 27,
     CURL_BLOB_COPY_FLAG = 1,
@@ -179,7 +182,11 @@ static int apply_body_length(void *handle, struct curl_slist_node *list, setopt_
         memcpy(node->data, no_expect, sizeof no_expect);
         // A marker that names no length leaves FoundationNetworking's as it was.
         if (!valid) return 0;
-        return setopt(handle, CURLOPT_INFILESIZE_LARGE_OPTION, (curl_off_value)length);
+        int code = setopt(handle, CURLOPT_INFILESIZE_LARGE_OPTION, (curl_off_value)length);
+        // libcurl asks the stream for this much at a time (64 KiB by default): fewer, larger reads,
+        // each one a callback through FoundationNetworking. One buffer per request, so bounded.
+        if (code == 0) code = setopt(handle, CURLOPT_UPLOAD_BUFFERSIZE_OPTION, (long)STREAMED_BODY_BUFFER_BYTES);
+        return code;
     }
     return 0;
 }
