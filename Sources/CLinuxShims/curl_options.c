@@ -5,13 +5,23 @@
 //   environment), and the client certificate configured for its host (client_certificates);
 // - with the request's headers (CURLOPT_HTTPHEADER): the CA certificates to trust (the system's
 //   bundle and ca_file, read at start and reload; plus a job's own, named by the private header
-//   X-Transferd-Trust, which is emptied here so that libcurl never sends it).
+//   X-Transferd-Trust, which is emptied here so that libcurl never sends it);
+// - with the request's headers as well: the length of a body sent from a stream, named by the
+//   private header X-Transferd-Body-Length. FoundationNetworking gives libcurl the length -1
+//   (unknown) for a stream, and libcurl then sends the body chunked, which S3-style servers refuse.
+//   FoundationNetworking sets the length (CURLOPT_INFILESIZE_LARGE) before the headers, so the one
+//   set here stands: libcurl sends `Content-Length: N` and a plain body of N bytes. The marker
+//   becomes "Expect:", which keeps libcurl from sending `Expect: 100-continue` and waiting for an
+//   answer to it, as FoundationNetworking does itself for a body whose length it knows; and
+//   libcurl's upload buffer becomes 1 MiB, so that the stream is read in large pieces.
 //
 // It takes the place of FoundationNetworking's setter as curl_host.c's host check does: first in
 // symbol lookup when linked dynamically; through --wrap when linked statically. libcurl copies
 // every string and blob option, so the configured values may change after each call.
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +37,9 @@ enum {
     CURLOPT_SSLKEY_OPTION = 10087,
     CURLOPT_NOPROXY_OPTION = 10177,
     CURLOPT_CAINFO_BLOB_OPTION = 40309,
+    CURLOPT_INFILESIZE_LARGE_OPTION = 30115,
+    CURLOPT_UPLOAD_BUFFERSIZE_OPTION = 280,
+    STREAMED_BODY_BUFFER_BYTES = 1 << 20,
     CURLE_FAILED_INIT_CODE = 2,
     CURLE_OUT_OF_MEMORY_CODE = 27,
     CURL_BLOB_COPY_FLAG = 1,
@@ -45,6 +58,8 @@ struct curl_blob_value {
 };
 
 typedef int (*setopt_function)(void *, int, ...);
+// libcurl's curl_off_t: a 64-bit signed integer on every platform FoundationNetworking runs on.
+typedef int64_t curl_off_value;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *http_proxy;
@@ -151,6 +166,32 @@ static int apply_trust(void *handle, struct curl_slist_node *list, setopt_functi
     return code;
 }
 
+static const char length_marker[] = "X-Transferd-Body-Length:";
+static const char no_expect[] = "Expect:";
+
+// The body length a request's headers `list` name, set as the length libcurl sends; the marker
+// header becomes "Expect:" (shorter, so it fits in place). No lock: nothing shared is read.
+static int apply_body_length(void *handle, struct curl_slist_node *list, setopt_function setopt) {
+    for (struct curl_slist_node *node = list; node; node = node->next) {
+        if (!node->data || strncasecmp(node->data, length_marker, sizeof length_marker - 1) != 0) continue;
+        const char *digits = node->data + sizeof length_marker - 1;
+        while (*digits == ' ') digits++;
+        char *end = NULL;
+        errno = 0;
+        long long length = strtoll(digits, &end, 10);
+        int valid = end != digits && *end == 0 && errno == 0 && length >= 0;
+        memcpy(node->data, no_expect, sizeof no_expect);
+        // A marker that names no length leaves FoundationNetworking's as it was.
+        if (!valid) return 0;
+        int code = setopt(handle, CURLOPT_INFILESIZE_LARGE_OPTION, (curl_off_value)length);
+        // libcurl asks the stream for this much at a time (64 KiB by default): fewer, larger reads,
+        // each one a callback through FoundationNetworking. One buffer per request, so bounded.
+        if (code == 0) code = setopt(handle, CURLOPT_UPLOAD_BUFFERSIZE_OPTION, (long)STREAMED_BODY_BUFFER_BYTES);
+        return code;
+    }
+    return 0;
+}
+
 // The host of `url` as libcurl reads it, or 0 when it has none; `host` holds `size` bytes.
 static int url_host(const char *url, char *host, size_t size) {
     const char *start = strstr(url, "://");
@@ -239,6 +280,7 @@ static CFURLSessionEasyCode set_ptr(void *handle, CFURLSessionOption option, voi
         pthread_mutex_lock(&lock);
         code = apply_trust(handle, value, setopt, last_url_handle == handle && last_url_is_plain);
         pthread_mutex_unlock(&lock);
+        if (code == 0) code = apply_body_length(handle, value, setopt);
     }
     return (CFURLSessionEasyCode){code};
 }

@@ -17,7 +17,8 @@ public struct UploadBehaviour: Sendable {
         return behaviour
     }
 
-    /// Answer the first `times` uploads with `code` (after reading the body), with `Retry-After` when given.
+    /// Answer the first `times` uploads with `code` (after reading the body), with `Retry-After` when
+    /// given; a 401 comes with a Basic login challenge (`WWW-Authenticate`).
     public static func status(code: Int, times: Int = 1, retryAfter: String? = nil) -> UploadBehaviour {
         var behaviour = UploadBehaviour()
         behaviour.forcedStatus = (code, times, retryAfter)

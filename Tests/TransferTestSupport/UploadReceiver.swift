@@ -123,6 +123,8 @@ final class UploadReceiver {
         guard !silent else { return nil }
         var headers = HTTPHeaders()
         if let retryAfter = refusal?.1 { headers.add(name: "Retry-After", value: retryAfter) }
+        // A 401 is a login challenge, which a client answers by sending the request again.
+        if refusal?.0 == 401 { headers.add(name: "WWW-Authenticate", value: "Basic realm=\"test uploads\"") }
         guard refusal == nil else {
             return (status, headers, "upload refused by the test server with \(status)\n")
         }

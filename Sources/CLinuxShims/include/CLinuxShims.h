@@ -39,7 +39,8 @@ CFURLSessionEasyCode CFURLSession_easy_setopt_long(void *handle, CFURLSessionOpt
 
 /// Sets a pointer option of a libcurl easy handle; with a request's URL, also the configured proxy
 /// for its scheme and client certificate for its host; with its headers, the CA certificates to
-/// trust. Takes the place of FoundationNetworking's call of the same name (see curl_options.c).
+/// trust and the length of a streamed body (the header X-Transferd-Body-Length, never sent). Takes
+/// the place of FoundationNetworking's call of the same name (see curl_options.c).
 CFURLSessionEasyCode CFURLSession_easy_setopt_ptr(void *handle, CFURLSessionOption option, void *value);
 
 /// libcurl's write callback, as FoundationNetworking sets it.

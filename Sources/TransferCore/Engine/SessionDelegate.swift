@@ -42,6 +42,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         if case .upload(let context) = tasks.owner(of: task.taskIdentifier) { uploads.sent(totalBytesSent, context: context) }
     }
 
+    /// The body of a plain upload's request (one that names its length, `BodyLength`), asked for on
+    /// FoundationNetworking's queue each time the request is sent. Every other task is asked too
+    /// (a request without a body, or libcurl rewinding a `Data` body) and gets nil, as without this
+    /// method: a stream there would give a GET a body, or stop FoundationNetworking.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        guard BodyLength.isNamed(in: task.originalRequest) else { return completionHandler(nil) }
+        guard case .upload(let context) = tasks.owner(of: task.taskIdentifier) else {
+            // Ended already: an empty body, not none, which FoundationNetworking cannot read from.
+            return completionHandler(InputStream(data: Data()))
+        }
+        completionHandler(UploadRunner.body(for: context))
+    }
+
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void

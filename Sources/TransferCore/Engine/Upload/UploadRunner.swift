@@ -9,10 +9,13 @@ import TransferProtocol
 import Glibc
 #endif
 
-/// Runs uploads through the engine's one URLSession: `uploadTask(with:fromFile:)` on the spool
-/// copy, which FoundationNetworking reads in bounded chunks and sends with `Content-Length`
-/// (a body stream would be faster but is sent chunked, which S3-style servers refuse). The
-/// shell of `UploadMachine`: it feeds each upload's machine what happens (callbacks arriving
+/// Runs uploads through the engine's one URLSession. A plain upload's body is a stream of the
+/// spool copy (`uploadTask(withStreamedRequest:)`; the stream is `body(for:)`), sent with
+/// `Content-Length`: FoundationNetworking reads a file body (`fromFile:`) through DispatchIO in
+/// small pieces, about a fifth as fast, and would send a stream chunked, which S3-style servers
+/// refuse, so the request names its length in a private header that CLinuxShims hands to libcurl
+/// (`BodyLength`). A resumable upload's appends send bounded `Data` ranges. The shell of
+/// `UploadMachine`: it feeds each upload's machine what happens (callbacks arriving
 /// through `SessionDelegate`, a stop or cancel from the core, the host check, the spool read,
 /// the pace's timer) on the delegate queue, and carries out what the machine decides.
 ///
@@ -238,7 +241,8 @@ final class UploadRunner: @unchecked Sendable {
         let task: URLSessionTask
         switch request.body {
         case .none: task = session.dataTask(with: urlRequest)
-        case .wholeFile: task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: context.plan.spoolPath))
+        // The body comes from `body(for:)`, which URLSession asks for at each send.
+        case .wholeFile: task = session.uploadTask(withStreamedRequest: urlRequest)
         case .range: task = session.uploadTask(with: urlRequest, from: body ?? Data())
         }
         task.taskDescription = context.request.jobID
@@ -249,13 +253,16 @@ final class UploadRunner: @unchecked Sendable {
     }
 
     /// A request of the upload: the job's headers, then the request's own (method, Content-Type,
-    /// digests, the resumable protocol's fields). FoundationNetworking adds Content-Length from
-    /// the body's size.
+    /// digests, the resumable protocol's fields). libcurl adds Content-Length from a `Data`
+    /// body's size, and from the length a whole file's request names (`BodyLength`).
     static func urlRequest(_ request: UploadAttempt.Request, for context: UploadContext) -> URLRequest {
         let headers = credentials(context.request.headers, for: request.url, jobURL: context.request.url)
         var urlRequest = urlRequest(request, headers: headers, idleTimeout: context.request.limits.idleTimeout)
-        if request.body == .wholeFile, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
-            urlRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+        if request.body == .wholeFile {
+            if urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
+                urlRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            }
+            BodyLength.add(context.plan.size, to: &urlRequest)
         }
         if let pem = context.request.cacert { Trust.add(pem, to: &urlRequest, job: context.request.jobID) }
         return urlRequest
@@ -266,7 +273,7 @@ final class UploadRunner: @unchecked Sendable {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.timeoutInterval = HTTPScheme.timeout(idleTimeout)
-        for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        for (name, value) in headers where !BodyLength.isPrivate(name) { urlRequest.setValue(value, forHTTPHeaderField: name) }
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         return urlRequest
     }
