@@ -40,6 +40,13 @@ extension TransferManager {
         yieldSlotsToWaitingJobs()
     }
 
+    /// The error of a journaled job holding a value submit would have refused.
+    static func refusedAtReplay(_ problem: String) -> JobError {
+        JobError(
+            code: .invalidJob,
+            message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
+    }
+
     /// What the engine is handed for one attempt of `job`.
     private func transferRequest(for job: JobRecord, url: URL) -> TransferRequest {
         let id = job.id

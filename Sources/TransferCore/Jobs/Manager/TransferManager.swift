@@ -214,13 +214,6 @@ public actor TransferManager {
         if finished.count + recovered.count > 10_000 { _ = clinuxshims_malloc_trim(0) }
     }
 
-    /// The error of a journaled job holding a value submit would have refused.
-    static func refusedAtReplay(_ problem: String) -> JobError {
-        JobError(
-            code: .invalidJob,
-            message: "the journal holds a value this version refuses (\(problem)); the job was failed instead of started: submit it again")
-    }
-
     /// The size of a job's file when it is at its destination already, else nil: the destination
     /// is the partial file itself (same inode, which only a finished, synced download gets linked
     /// or renamed to). A partial name still linked to it (a crash between link and unlink) is removed.
