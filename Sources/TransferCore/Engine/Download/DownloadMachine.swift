@@ -108,18 +108,10 @@ struct DownloadMachine: Sendable {
     /// Moves the transfer by `input` and returns what the shell is to do.
     mutating func handle(_ input: Input) -> [Action] {
         switch (input, state) {
-        case (.cancel, .fetching), (.cancel, .backedUp):
-            state = .closing(.cancelled)
-            return [.cancelRequests]
-        case (.stop(let reason), .fetching), (.stop(let reason), .backedUp):
-            state = .closing(.stopped(reason))
-            return [.cancelRequests]
-        case (.cancel, .held):
-            state = .ending
-            return [.cancelRequests, .finish(.cancelled)]
-        case (.stop(let reason), .held):
-            state = .ending
-            return [.cancelRequests, .finish(.stopped(reason))]
+        case (.cancel, _):
+            return close(.cancelled)
+        case (.stop(let reason), _):
+            return close(.stopped(reason))
         case (.backlogHigh, .fetching):
             state = .backedUp
             return [.cancelLeadRequest]
@@ -129,7 +121,22 @@ struct DownloadMachine: Sendable {
         case (.drained, .closing(let ending)), (.settled, .closing(let ending)):
             state = .ending
             return [.finish(ending)]
-        case (.cancel, _), (.stop, _), (.backlogHigh, _), (.drained, _), (.settled, _):
+        case (.backlogHigh, _), (.drained, _), (.settled, _):
+            return []
+        }
+    }
+
+    /// A cancel or a stop from the core: a running transfer closes, one held for it ends now, and
+    /// one closing or ending already keeps the end it has.
+    private mutating func close(_ ending: Ending) -> [Action] {
+        switch state {
+        case .fetching, .backedUp:
+            state = .closing(ending)
+            return [.cancelRequests]
+        case .held:
+            state = .ending
+            return [.cancelRequests, .finish(ending)]
+        case .closing, .ending:
             return []
         }
     }

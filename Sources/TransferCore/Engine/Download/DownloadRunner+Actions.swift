@@ -180,9 +180,16 @@ extension DownloadRunner {
             case .cancelRequests: context.cancelRequests()
             case .cancelLeadRequest: context.task?.cancel()
             case .proceed: proceed(context)
-            case .finish(.cancelled): finishCancelled(context)
-            case .finish(.stopped(let reason)): finishStopped(context, reason: reason)
+            case .finish(let ending): finish(context, ending)
             }
+        }
+    }
+
+    /// Ends a transfer that a cancel or a stop closed.
+    func finish(_ context: DownloadContext, _ ending: DownloadMachine.Ending) {
+        switch ending {
+        case .cancelled: finishCancelled(context)
+        case .stopped(let reason): finishStopped(context, reason: reason)
         }
     }
 
@@ -201,11 +208,8 @@ extension DownloadRunner {
             return true
         case .held, .ignored:
             return false
-        case .finish(.cancelled):
-            finishCancelled(context)
-            return false
-        case .finish(.stopped(let reason)):
-            finishStopped(context, reason: reason)
+        case .finish(let ending):
+            finish(context, ending)
             return false
         }
     }

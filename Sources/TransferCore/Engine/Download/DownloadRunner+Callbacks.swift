@@ -29,7 +29,7 @@ extension DownloadRunner {
     /// A `304` to a conditional request: the destination stays as it is and the partial file goes.
     private func finishUnchanged(_ context: DownloadContext) -> URLSession.ResponseDisposition {
         // Its request's end, which follows, finds the transfer ended.
-        guard context.machine.state == .fetching, endsOwn(context, claim: .landing) else { return .cancel }
+        guard endsOwn(context, claim: .landing) else { return .cancel }
         closeHelpers(context)
         context.sink.file.unlink()
         events.yield(.unchanged(jobID: context.request.jobID))
