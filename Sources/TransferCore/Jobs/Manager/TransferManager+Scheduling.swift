@@ -12,10 +12,11 @@ extension TransferManager {
     /// Starts queued jobs while slots are free, then lets background transfers yield to jobs still waiting.
     func schedule() {
         while acceptingWork, !held, running.count < configuration.maxConcurrentTransfers, let id = nextToStart() {
+            // A queued job replayed light has its record read only now: what start-up checks of the
+            // others (`SubmitValidator.replayProblem`) is checked here; submit checked the rest.
+            let wasLight = jobs.isLight(id)
             guard var job = jobs[id], job.state == .queued, job.paused != true else { continue }
-            // A queued job replayed light had its record read only now: what start-up checks of
-            // the others (`SubmitValidator.replayProblem`) is checked here.
-            if let problem = SubmitValidator.replayProblem(job) {
+            if wasLight, let problem = SubmitValidator.replayProblem(job) {
                 markFailed(job, Self.refusedAtReplay(problem))
                 continue
             }
