@@ -10,9 +10,13 @@ extension JobRecord {
     public var priorityClass: JobPriority { priority ?? .normal }
 
     /// The job's position within its class: where it was moved to, else its submission order.
-    var queuePosition: Int64 {
+    var queuePosition: Int64 { Self.queuePosition(position, order: order) }
+
+    /// A position within a class: where `move` put a job (`position`), else its submission
+    /// `order`, spaced `positionGap` apart.
+    static func queuePosition(_ position: Int64?, order: UInt64) -> Int64 {
         if let position { return position }
-        let (spaced, overflow) = Int64(clamping: order).multipliedReportingOverflow(by: Self.positionGap)
+        let (spaced, overflow) = Int64(clamping: order).multipliedReportingOverflow(by: positionGap)
         return overflow ? Int64.max : spaced
     }
 

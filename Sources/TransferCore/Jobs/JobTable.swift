@@ -72,10 +72,7 @@ struct JobTable {
                 insertFinished(id, FinishedJob(job))
             } else {
                 unfinished[id] = job
-                if !job.isUpload { writers[job.destination] = id }
-                unfinishedPerOwner[job.owner, default: 0] += 1
-                bytesPerOwner[job.owner, default: 0] += job.journalWeight
-                if job.paused == true { pausedCount += 1 }
+                noteUnfinished(id, writing: job.isUpload ? nil : job.destination, owner: job.owner, weight: job.journalWeight, paused: job.paused == true)
             }
         }
     }
@@ -97,10 +94,7 @@ struct JobTable {
         if contains(id) { remove(id) }
         index(id)
         queuedLight[id] = job
-        writers[job.destination] = id
-        unfinishedPerOwner[job.summary.owner, default: 0] += 1
-        bytesPerOwner[job.summary.owner, default: 0] += Int(job.summary.weight)
-        if job.paused { pausedCount += 1 }
+        noteUnfinished(id, writing: job.destination, owner: job.summary.owner, weight: Int(job.summary.weight), paused: job.paused)
     }
 
     /// Adds a finished job known only by its summary (start-up, before its record is needed).
@@ -128,17 +122,9 @@ struct JobTable {
             if qualified[chosen]?.isEmpty == true { qualified[chosen] = nil }
         }
         if let old = unfinished.removeValue(forKey: id) {
-            if !old.isUpload, writers[old.destination] == id { writers[old.destination] = nil }
-            let left = (unfinishedPerOwner[old.owner] ?? 1) - 1
-            unfinishedPerOwner[old.owner] = left > 0 ? left : nil
-            release(old.journalWeight, of: old.owner)
-            if old.paused == true { pausedCount -= 1 }
+            forgetUnfinished(id, writing: old.isUpload ? nil : old.destination, owner: old.owner, weight: old.journalWeight, paused: old.paused == true)
         } else if let old = queuedLight.removeValue(forKey: id) {
-            if writers[old.destination] == id { writers[old.destination] = nil }
-            let left = (unfinishedPerOwner[old.summary.owner] ?? 1) - 1
-            unfinishedPerOwner[old.summary.owner] = left > 0 ? left : nil
-            release(Int(old.summary.weight), of: old.summary.owner)
-            if old.paused { pausedCount -= 1 }
+            forgetUnfinished(id, writing: old.destination, owner: old.summary.owner, weight: Int(old.summary.weight), paused: old.paused)
         } else if let old = finished.removeValue(forKey: id) {
             release(Int(old.weight), of: old.owner)
             if let key = old.unacknowledgedSession {
@@ -147,6 +133,23 @@ struct JobTable {
             }
             if old.hookPending { hooksDue.remove(id) }
         }
+    }
+
+    /// Puts an unfinished job in the indexes: the writer of `destination`, its owner's counts.
+    private mutating func noteUnfinished(_ id: String, writing destination: String?, owner: UInt32, weight: Int, paused: Bool) {
+        if let destination { writers[destination] = id }
+        unfinishedPerOwner[owner, default: 0] += 1
+        bytesPerOwner[owner, default: 0] += weight
+        if paused { pausedCount += 1 }
+    }
+
+    /// Takes an unfinished job out of the indexes: the writer of `destination`, its owner's counts.
+    private mutating func forgetUnfinished(_ id: String, writing destination: String?, owner: UInt32, weight: Int, paused: Bool) {
+        if let destination, writers[destination] == id { writers[destination] = nil }
+        let left = (unfinishedPerOwner[owner] ?? 1) - 1
+        unfinishedPerOwner[owner] = left > 0 ? left : nil
+        release(weight, of: owner)
+        if paused { pausedCount -= 1 }
     }
 
     private mutating func release(_ bytes: Int, of owner: UInt32) {

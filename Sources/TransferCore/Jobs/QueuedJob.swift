@@ -17,11 +17,7 @@ struct QueuedJob: Sendable, Equatable {
     var paused: Bool
 
     /// Its position within its class, as `JobRecord.queuePosition`.
-    var queuePosition: Int64 {
-        if let position { return position }
-        let (spaced, overflow) = Int64(clamping: summary.order).multipliedReportingOverflow(by: JobRecord.positionGap)
-        return overflow ? Int64.max : spaced
-    }
+    var queuePosition: Int64 { JobRecord.queuePosition(position, order: summary.order) }
 
     /// The host of a plain `http://` or `https://` URL, lowercased, read from its text: a name or
     /// an IPv4 address of unreserved characters, after any user information and before any port.
@@ -54,7 +50,14 @@ struct QueuedJob: Sendable, Equatable {
 
     /// RFC 3986's unreserved, reserved and `%` characters.
     private static func isURLByte(_ byte: UInt8) -> Bool {
-        if isNameByte(byte) { return true }
-        return "%:/?#[]@!$&'()*+,;=".utf8.contains(byte)
+        switch byte {
+        case UInt8(ascii: "%"), UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "["),
+            UInt8(ascii: "]"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+            UInt8(ascii: "="):
+            true
+        default:
+            isNameByte(byte)
+        }
     }
 }
