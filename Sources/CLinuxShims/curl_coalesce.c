@@ -56,6 +56,16 @@ static struct coalescer *buckets[BUCKETS];
 static __thread int acting;
 static __thread struct coalescer *gathered;
 
+// libcurl's function `name`, looked up once: the socket and message calls come for every read.
+static void *curl_function(void **cache, const char *name) {
+    void *function = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (!function) {
+        function = dlsym(RTLD_DEFAULT, name);
+        __atomic_store_n(cache, function, __ATOMIC_RELEASE);
+    }
+    return function;
+}
+
 static size_t bucket_of(void *handle) { return ((size_t)handle >> 4) % BUCKETS; }
 
 // Under `lock`: the handle's coalescer; made when `make` and there is none (NULL when it cannot be).
@@ -147,7 +157,8 @@ __attribute__((visibility("default"))) CFURLSessionEasyCode __wrap_CFURLSession_
 }
 
 static CFURLSessionMultiCode act(void *multi, int socket, int bitmask, int *running) {
-    int (*socket_action)(void *, int, int, int *) = (int (*)(void *, int, int, int *))dlsym(RTLD_DEFAULT, "curl_multi_socket_action");
+    static void *cache;
+    int (*socket_action)(void *, int, int, int *) = (int (*)(void *, int, int, int *))curl_function(&cache, "curl_multi_socket_action");
     if (!socket_action) return (CFURLSessionMultiCode){CURLM_INTERNAL_ERROR_CODE};
     acting++;
     int code = socket_action(multi, socket, bitmask, running);
@@ -185,7 +196,8 @@ struct curl_message {
 
 static CFURLSessionMultiHandleInfo read_info(void *multi, int *queued) {
     CFURLSessionMultiHandleInfo info = {0};
-    struct curl_message *(*info_read)(void *, int *) = (struct curl_message * (*)(void *, int *)) dlsym(RTLD_DEFAULT, "curl_multi_info_read");
+    static void *cache;
+    struct curl_message *(*info_read)(void *, int *) = (struct curl_message * (*)(void *, int *))curl_function(&cache, "curl_multi_info_read");
     if (!info_read) return info;
     struct curl_message *message = info_read(multi, queued);
     if (!message || message->msg != CURLMSG_DONE_VALUE) return info;
