@@ -41,10 +41,7 @@ struct JobWaiter {
                 case .event(let event):
                     // Root may name another user's job as UID:ID; events show its id alone. Two
                     // lookups, not a pass over every name: a wait may follow thousands of jobs.
-                    let job = event.job
-                    guard let name = wanted.contains(job.id) ? job.id : (wanted.contains(job.ownedID) ? job.ownedID : nil),
-                        finished[name] == nil
-                    else { continue }
+                    guard let name = [event.job.id, event.job.ownedID].first(where: wanted.contains), finished[name] == nil else { continue }
                     if event.type.isTerminal { finished[name] = event.job }
                     reporter.report(event)
                 }

@@ -54,7 +54,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             // Ended already: an empty body, not none, which FoundationNetworking cannot read from.
             return completionHandler(InputStream(data: Data()))
         }
-        completionHandler(UploadRunner.body(for: context))
+        // Read on FoundationNetworking's queue, not the delegate queue: the plan never changes.
+        completionHandler(BodyLength.stream(ofFileAt: context.plan.spoolPath))
     }
 
     func urlSession(

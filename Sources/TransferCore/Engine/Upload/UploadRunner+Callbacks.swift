@@ -37,13 +37,6 @@ extension UploadRunner {
         feed(.body(data), context)
     }
 
-    /// The body of a request that sends the whole file: a new stream of the spool copy (see
-    /// `BodyLength.stream(ofFileAt:)`). Called on FoundationNetworking's own queue, not the delegate
-    /// queue: it reads only the plan, which never changes.
-    static func body(for context: UploadContext) -> InputStream {
-        BodyLength.stream(ofFileAt: context.plan.spoolPath)
-    }
-
     func sent(_ total: Int64, context: UploadContext) {
         context.sent.store(total, ordering: .relaxed)
     }

@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// Runs uploads through the engine's one URLSession. A plain upload's body is a stream of the
-/// spool copy (`uploadTask(withStreamedRequest:)`; the stream is `body(for:)`), sent with
+/// spool copy (`uploadTask(withStreamedRequest:)`; the stream is `BodyLength.stream(ofFileAt:)`), sent with
 /// `Content-Length`: FoundationNetworking reads a file body (`fromFile:`) through DispatchIO in
 /// small pieces, about a fifth as fast, and would send a stream chunked, which S3-style servers
 /// refuse, so the request names its length in a private header that CLinuxShims hands to libcurl
@@ -241,7 +241,7 @@ final class UploadRunner: @unchecked Sendable {
         let task: URLSessionTask
         switch request.body {
         case .none: task = session.dataTask(with: urlRequest)
-        // The body comes from `body(for:)`, which URLSession asks for at each send.
+        // The body comes from `SessionDelegate`'s `needNewBodyStream`, which URLSession asks at each send.
         case .wholeFile: task = session.uploadTask(withStreamedRequest: urlRequest)
         case .range: task = session.uploadTask(with: urlRequest, from: body ?? Data())
         }
