@@ -92,7 +92,7 @@ let package = Package(
             ],
             // A statically linked FoundationNetworking calls CLinuxShims' host check, pause call,
             // option setters and body coalescing through these (Sources/CLinuxShims/curl_host.c,
-            // curl_pause.c, curl_decoding.c, curl_options.c, curl_coalesce.c); a dynamic one finds
+            // curl_pause.c, curl_decoding.c, curl_options.c, curl_coalesce.c, curl_sockets.c); a dynamic one finds
             // them by symbol lookup.
             linkerSettings: [
                 .unsafeFlags([
@@ -104,6 +104,7 @@ let package = Package(
                     "-Xlinker", "--wrap=CFURLSessionMultiHandleAction",
                     "-Xlinker", "--wrap=CFURLSessionMultiHandleInfoRead",
                     "-Xlinker", "--wrap=CFURLSessionEasyHandleDeinit",
+                    "-Xlinker", "--wrap=CFURLSession_multi_setopt_sf",
                 ])
             ]
         ),
