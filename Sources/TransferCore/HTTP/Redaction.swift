@@ -48,8 +48,18 @@ public enum Redaction {
 
     /// Whether a query parameter (or header) name reads like a credential.
     public static func isSecretName(_ name: String) -> Bool {
-        let lowered = (name.removingPercentEncoding ?? name).lowercased()
-        return secretNames.contains(lowered) || secretWords.contains { lowered.contains($0) }
+        let decoded = name.utf8.contains(UInt8(ascii: "%")) ? (name.removingPercentEncoding ?? name) : name
+        let lowered = decoded.lowercased()
+        if secretNames.contains(lowered) { return true }
+        // Compared as bytes: every status answer and event shows a URL, and Foundation's
+        // substring search would cost more than the rest of showing it.
+        let bytes = Array(lowered.utf8)
+        return secretWordBytes.contains { contains(bytes, $0) }
+    }
+
+    private static func contains(_ bytes: [UInt8], _ word: [UInt8]) -> Bool {
+        guard bytes.count >= word.count else { return false }
+        return (0...(bytes.count - word.count)).contains { start in bytes[start..<(start + word.count)].elementsEqual(word) }
     }
 
     /// Names that are credentials only as a whole word: `code` is OAuth 2.0's authorization code
@@ -68,6 +78,8 @@ public enum Redaction {
         "token", "secret", "password", "passwd", "signature", "credential", "apikey", "api_key", "api-key", "auth", "session",
         "jwt", "assertion", "verifier", "saml", "hmac",
     ]
+
+    private static let secretWordBytes = secretWords.map { Array($0.utf8) }
 
     private static func hasSecretParameter(_ query: String) -> Bool {
         query.split(separator: "&").contains { isSecretName(String($0.prefix { $0 != "=" })) }
