@@ -4,14 +4,16 @@ import TransferProtocol
 /// Every job the core knows, with the indexes that keep each submit and lookup independent of how
 /// many jobs are kept.
 ///
-/// Unfinished jobs are held whole, but for the queued downloads replayed at start-up and not
-/// touched since, held as a `QueuedJob`. A finished job is held as a `FinishedJob` of a few dozen
-/// bytes: what lists, retention, sessions and hooks need. The whole record of a light job is read
-/// from the journal when asked for (`subscript`), so a daemon that keeps a million finished jobs,
-/// or restarts with a million queued ones, does not hold a million records.
+/// Unfinished jobs are held whole, but for the queued downloads replayed at start-up, or left
+/// waiting by their submit, and not touched since, held as a `QueuedJob`. A finished job is held
+/// as a `FinishedJob` of a few dozen bytes: what lists, retention, sessions and hooks need. The
+/// whole record of a light job is read from the journal when asked for (`subscript`), so a daemon
+/// that keeps a million finished jobs, or holds a million queued ones, does not hold a million
+/// records.
 struct JobTable {
     private var unfinished: [String: JobRecord] = [:]
-    /// Queued downloads held light since start-up (`insertQueued`): setting one's record makes it whole.
+    /// Queued downloads held light since start-up or their submit (`insertQueued`): setting one's
+    /// record makes it whole.
     private var queuedLight: [String: QueuedJob] = [:]
     private var finished: [String: FinishedJob] = [:]
     /// Destination → the unfinished job writing to it.
@@ -88,8 +90,8 @@ struct JobTable {
         writers.reserveCapacity(writers.count + count)
     }
 
-    /// Adds a queued download known only by its light form (start-up): its record, as the journal
-    /// holds it, is read when asked for.
+    /// Adds a queued download known only by its light form (start-up, or a submit whose record is
+    /// written): its record, as the journal holds it, is read when asked for.
     mutating func insertQueued(_ id: String, _ job: QueuedJob) {
         if contains(id) { remove(id) }
         index(id)

@@ -2,11 +2,11 @@ import Foundation
 import TransferProtocol
 
 /// What the core keeps in memory of a download that has waited in the queue, untouched, since
-/// start-up: what scheduling, lists and the per-owner counts need (its class, position, host,
-/// owner, destination, whether it is paused; its host is in the queue's entry). Its whole record stays in the journal and is read
-/// when the job starts or anything else asks for it (`JobTable`'s subscript), as a finished job's
-/// is. So a daemon that restarts with a million queued URLs neither decodes nor holds a million
-/// records.
+/// start-up or since its submit wrote its record: what scheduling, lists and the per-owner counts
+/// need (its class, position, host, owner, destination, whether it is paused; its host is in the
+/// queue's entry). Its whole record stays in the journal and is read when the job starts or
+/// anything else asks for it (`JobTable`'s subscript), as a finished job's is. So a daemon handed,
+/// or restarted with, a million queued URLs neither decodes nor holds a million records.
 struct QueuedJob: Sendable, Equatable {
     /// Order, creation time, owner, state (`queued`), session, and the journal bytes it holds.
     var summary: FinishedJob

@@ -85,12 +85,14 @@ extension TransferManager {
         }
         var changes: [Journal.Change] = []
         var encoded: [(index: Int, job: JobRecord, url: URL)] = []
+        var stateRecords: [[UInt8]] = []
         for (index, job, url) in accepted {
             do {
                 // The large fields once, then the small state record every change rewrites.
-                let records = [try requestChange(job), .put(key: job.journalKey, value: try encode(job))]
-                changes.append(contentsOf: records)
+                let stateRecord = try encode(job)
+                changes.append(contentsOf: [try requestChange(job), .put(key: job.journalKey, value: stateRecord)])
                 encoded.append((index, job, url))
+                stateRecords.append(stateRecord)
             } catch {
                 jobs[job.id] = nil
                 results[index] = .failure(CoreError(.internalFailure, "the job could not be encoded (\(error)); it was not accepted"))
@@ -128,7 +130,20 @@ extension TransferManager {
             results[index] = .success(view(jobs[job.id] ?? job))
         }
         schedule()
+        holdLight(zip(accepted.map(\.job), stateRecords))
         return results
+    }
+
+    /// Holds the downloads just accepted that still wait in the queue, unchanged, as start-up holds
+    /// those it replays (`QueuedJob`): their records stay in the journal until they start, so a
+    /// script that hands over a million URLs does not keep a million records in memory.
+    /// `stateRecord` is the job's record as written; a job it no longer describes stays whole.
+    private func holdLight(_ submitted: some Sequence<(JobRecord, [UInt8])>) {
+        for (job, stateRecord) in submitted where running[job.id] == nil && jobs[job.id] == job {
+            guard var (light, _) = stateRecord.withUnsafeBytes({ JobSummaryScan.queued(of: $0) }) else { continue }
+            light.summary.weight = UInt32(clamping: job.journalWeight)
+            jobs.insertQueued(job.id, light)
+        }
     }
 
     /// What checking one submit found: a job submitted before under the same id, or a new record.
