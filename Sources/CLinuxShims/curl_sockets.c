@@ -3,16 +3,18 @@
 // direction: it only adds the missing one. So once a request is sent and libcurl waits to read
 // the answer (CURL_POLL_OUT, then CURL_POLL_IN), the write source stays; a connected socket is
 // always writable, so it fires without pause, and every firing has libcurl look at the socket
-// again. A transfer waiting for a slow server's first byte kept a core busy, and a download woke
-// up twice as often as its data came.
+// again: a transfer waiting for a slow server's first byte kept a core busy.
 //
 // This file puts a trampoline in front of FoundationNetworking's socket callback. When libcurl
-// drops a direction a socket was watched for, the trampoline has FoundationNetworking remove the
+// stops watching a socket for writing, the trampoline has FoundationNetworking remove the
 // socket's sources (CURL_POLL_REMOVE, the way libcurl itself does before it watches a socket
 // again) and then watch it for what libcurl asks now, with no sources yet (a null socket
 // pointer, so that FoundationNetworking makes and assigns new ones). FoundationNetworking's own
 // care for a socket whose sources are being cancelled (its postponed creation) covers the pair.
-// A call that drops nothing goes on unchanged.
+// A read source left behind is kept: a socket is rarely readable while libcurl does not read it,
+// and replacing the sources costs a few system calls, so only the direction that always fires
+// is worth them (once a request, when it is sent).
+// Every other call goes on unchanged.
 //
 // The trampoline is installed where FoundationNetworking sets the callback
 // (CFURLSession_multi_setopt_sf), taken over as curl_host.c's host check is: first in symbol
@@ -23,6 +25,7 @@
 
 enum {
     POLL_NONE = 0,
+    POLL_OUT = 2,
     POLL_DIRECTIONS = 3, // CURL_POLL_IN | CURL_POLL_OUT
     POLL_REMOVE = 4,
     CURLMOPT_SOCKETFUNCTION_OPTION = 20001,
@@ -37,7 +40,7 @@ static clinuxshims_socket_callback original;
 static unsigned char watching[WATCHED_SOCKETS];
 
 int clinuxshims_socket_calls(int before, int what, int calls[2]) {
-    int dropped = what != POLL_NONE && what != POLL_REMOVE && (before & ~what & POLL_DIRECTIONS) != 0;
+    int dropped = what != POLL_NONE && what != POLL_REMOVE && (before & POLL_OUT) != 0 && (what & POLL_OUT) == 0;
     if (dropped) calls[0] = POLL_REMOVE;
     calls[dropped] = what;
     return dropped + 1;

@@ -64,14 +64,14 @@ CFURLSessionMultiCode CFURLSessionMultiHandleAction(void *multi, int socket, int
 typedef int (*clinuxshims_socket_callback)(void *, int, int, void *, void *);
 
 /// Sets a callback option of a libcurl multi handle; the socket callback is put behind a
-/// trampoline that has FoundationNetworking stop watching a socket for a direction libcurl no
-/// longer asks for. Takes the place of FoundationNetworking's call of the same name (see
+/// trampoline that has FoundationNetworking stop watching a socket for writing once libcurl no
+/// longer asks for it. Takes the place of FoundationNetworking's call of the same name (see
 /// curl_sockets.c).
 CFURLSessionMultiCode CFURLSession_multi_setopt_sf(void *multi, CFURLSessionOption option, clinuxshims_socket_callback function);
 
 /// The socket callbacks FoundationNetworking gets when libcurl asks for `what` (a CURL_POLL value)
 /// on a socket it last asked `before` for: `what` alone, or CURL_POLL_REMOVE first when `what`
-/// drops a direction (see curl_sockets.c). Fills `calls` and returns their count.
+/// stops watching it for writing (see curl_sockets.c). Fills `calls` and returns their count.
 int clinuxshims_socket_calls(int before, int what, int calls[2]);
 
 /// FoundationNetworking's report of a finished transfer (its CFURLSessionMultiHandleInfo).

@@ -2,7 +2,7 @@ import CLinuxShims
 import Testing
 
 /// What FoundationNetworking is told when libcurl changes the directions a socket is watched for
-/// (Sources/CLinuxShims/curl_sockets.c): a dropped direction removes the socket's sources first,
+/// (Sources/CLinuxShims/curl_sockets.c): dropping writing removes the socket's sources first,
 /// so that a socket waiting for an answer is not watched for writing, which it always allows.
 @Suite struct SocketWatchTests {
     static let none: Int32 = 0, input: Int32 = 1, output: Int32 = 2, both: Int32 = 3, remove: Int32 = 4
@@ -20,9 +20,10 @@ import Testing
         #expect(Self.calls(Self.both, Self.input) == [Self.remove, Self.input])
     }
 
-    @Test func anUploadThatStopsReadingIsWatchedForWritingAlone() {
-        #expect(Self.calls(Self.input, Self.output) == [Self.remove, Self.output])
-        #expect(Self.calls(Self.both, Self.output) == [Self.remove, Self.output])
+    @Test func aSocketNoLongerReadIsLeftAsItIs() {
+        // Rarely readable meanwhile, so not worth replacing its sources.
+        #expect(Self.calls(Self.input, Self.output) == [Self.output])
+        #expect(Self.calls(Self.both, Self.output) == [Self.output])
     }
 
     @Test func addingADirectionOrKeepingOneGoesOnUnchanged() {
