@@ -67,7 +67,9 @@ struct PriorityIntegrationTests {
         defer { daemon.cleanUp() }
         let big = TestContent(seed: 1810, size: 96 << 20)
         let small = TestContent(seed: 1811, size: 1 << 20)
-        server.serve("/bg", content: big, behaviour: .trickle(bytesPerSecond: 24 << 20))
+        // Held at a third until the normal job has ended, so a slow test cannot see it end first.
+        let gate = ServerGate()
+        server.serve("/bg", content: big, behaviour: .all(.trickle(bytesPerSecond: 24 << 20), .holdAfter(bytes: 32 << 20, until: gate)))
         server.serve("/normal", content: small, behaviour: .trickle(bytesPerSecond: 1 << 20))
         try await daemon.start()
         let socket = ["--socket", daemon.socketPath]
@@ -79,6 +81,7 @@ struct PriorityIntegrationTests {
         _ = try daemon.submit(.init(url: server.url("/normal"), destination: daemon.destination("normal"), id: "normal", sha256: small.sha256Hex()))
         let normal = try await daemon.waitForTerminal("normal")
         #expect(normal.state == .completed, "\(String(describing: normal.error))")
+        gate.open()
         let background = try await daemon.waitForTerminal("bg", seconds: 240)
         #expect(background.state == .completed, "\(String(describing: background.error))")
         #expect(background.attempts == 2 && background.priority == .background)

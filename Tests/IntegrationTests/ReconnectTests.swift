@@ -20,15 +20,19 @@ struct ReconnectTests {
         let destination = daemon.destination("r.bin")
         _ = try daemon.submit(server.url("/r.bin"), to: destination, id: "r")
 
+        let subscriptions = { MetricsTests.value(try daemon.client().call(MetricsMethod.self, .init()).text, "transferd_subscribers") ?? 0 }
+        let before = try subscriptions()
         let socket = ["--socket", daemon.socketPath]
         let wait = try RunningCommand(Binaries.transferctl, ["wait", "r", "--json"] + socket)
         defer { wait.kill9() }
         let watch = try RunningCommand(Binaries.transferctl, ["watch", "--json"] + socket)
         defer { watch.kill9() }
-        // wait reports the job's replayed state once it has subscribed; watch shows a job submitted after it has.
+        // wait reports the job's replayed state once it has subscribed; watch shows a job submitted
+        // after it has, and says nothing before: the daemon's count of subscriptions tells.
         try await waitUntil("wait to subscribe") { !wait.stderr.isEmpty }
+        try await waitUntil("watch to subscribe") { try subscriptions() >= before + 2 }
         _ = try daemon.submit(server.url("/m.bin"), to: daemon.destination("m.bin"), id: "m1")
-        try await waitUntil("watch to subscribe") { watch.stdout.contains(#""id":"m1""#) }
+        try await waitUntil("watch to show m1") { watch.stdout.contains(#""id":"m1""#) }
 
         daemon.kill9()
         try await daemon.start()

@@ -12,7 +12,7 @@ struct UploadRateLimitTests {
         let server = try await TestHTTPServer.start()
         let daemon = try TestDaemon()
         defer { daemon.cleanUp() }
-        let content = TestContent(seed: 1501, size: 24 << 20)
+        let content = TestContent(seed: 1501, size: 48 << 20)
         server.acceptResumableUploads("/files", protocol: used)
         let source = daemon.directory + "/source.bin"
         try writeContent(content, to: source)
