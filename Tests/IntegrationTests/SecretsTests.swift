@@ -74,8 +74,12 @@ struct SecretsTests {
         }
         _ = try client.call(Cancel.self, .init(id: slow.id))
         var eventLines: [String] = []
-        while !(eventLines.last.map { $0.contains(#""type":"cancelled""#) && $0.contains(slow.id) } ?? false) {
-            eventLines.append(String(decoding: try events.client.readLine(), as: UTF8.self))
+        do {
+            while !(eventLines.last.map { $0.contains(#""type":"cancelled""#) && $0.contains(slow.id) } ?? false) {
+                eventLines.append(String(decoding: try events.client.readLine(), as: UTF8.self))
+            }
+        } catch {
+            Issue.record("the event stream ended (\(error)) after \(eventLines.count) lines, the last: \(eventLines.suffix(2))")
         }
         #expect(eventLines.count > 10 && eventLines.contains { $0.contains("header_names") })
         views["the events"] = eventLines.joined(separator: "\n")
