@@ -79,6 +79,27 @@ enum HeapTrim {
             _ = clinuxshims_malloc_trim(0)
         }
     }
+
+    private static let quietPending = Atomic<Bool>(false)
+    private static let lastQuietCall = Atomic<UInt64>(0)
+    static let quietNanoseconds: UInt64 = 1_000_000_000
+
+    /// Returns freed heap once a second has passed without another call: after a burst of work
+    /// rather than in its middle, where what the burst frees last would stay.
+    static func whenQuiet() {
+        lastQuietCall.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        guard quietPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        Thread.detachNewThread {
+            while true {
+                let due = lastQuietCall.load(ordering: .relaxed) &+ quietNanoseconds
+                let now = MonotonicClock.nanoseconds()
+                guard now < due else { break }
+                usleep(UInt32(min((due - now) / 1000, 1_000_000)))
+            }
+            quietPending.store(false, ordering: .relaxed)
+            _ = clinuxshims_malloc_trim(0)
+        }
+    }
 }
 
 extension JobEvent {

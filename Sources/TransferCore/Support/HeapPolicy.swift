@@ -1,4 +1,5 @@
 import CLinuxShims
+import Synchronization
 
 /// Keeps the daemon's heap near what it uses. Received chunks are allocated by libcurl's thread
 /// and freed on the delegate queue's; with glibc's default of up to eight arenas per core, each
@@ -16,5 +17,19 @@ public enum HeapPolicy {
     /// Returns freed heap to the kernel soon when a transfer that moved `bytes` ends.
     static func transferEnded(bytes: Int64) {
         if bytes >= trimAfterBytes { HeapTrim.soon() }
+    }
+
+    /// Submitted jobs held light after which freed heap goes back to the kernel.
+    static let trimAfterLightJobs = 1_000
+    private static let heldLightSinceTrim = Atomic<Int>(0)
+
+    /// Returns freed heap to the kernel once the submits pause, after `trimAfterLightJobs`
+    /// submitted jobs were put down to their light form: their whole records, and what answering
+    /// them took, were freed among what stays, and a script that hands over a million URLs would
+    /// otherwise leave the daemon holding that space.
+    static func heldLight(_ count: Int) {
+        guard count > 0, heldLightSinceTrim.add(count, ordering: .relaxed).newValue >= trimAfterLightJobs else { return }
+        heldLightSinceTrim.store(0, ordering: .relaxed)
+        HeapTrim.whenQuiet()
     }
 }

@@ -139,11 +139,14 @@ extension TransferManager {
     /// script that hands over a million URLs does not keep a million records in memory.
     /// `stateRecord` is the job's record as written; a job it no longer describes stays whole.
     private func holdLight(_ submitted: some Sequence<(JobRecord, [UInt8])>) {
+        var count = 0
         for (job, stateRecord) in submitted where running[job.id] == nil && jobs[job.id] == job {
             guard var (light, _) = stateRecord.withUnsafeBytes({ JobSummaryScan.queued(of: $0) }) else { continue }
             light.summary.weight = UInt32(clamping: job.journalWeight)
             jobs.insertQueued(job.id, light)
+            count += 1
         }
+        HeapPolicy.heldLight(count)
     }
 
     /// What checking one submit found: a job submitted before under the same id, or a new record.
