@@ -104,11 +104,35 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 ROWS=()
 row() { ROWS+=("$(printf '%-58s %14s %16s' "$1" "$2" "$3")"); }
 
+anon_kib() { awk '/^RssAnon:/ {print $2}' "/proc/$1/status"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
 say "submits: 8 clients x 50 in flight, first 8,000 jobs"
 daemon empty
 read -r _ RATE0 < <("$TOOL" submit-load "$SOCKET" 8 50 8000 "$URL" "$SCRATCH/out/empty")
+# The first max_concurrent_transfers jobs wait for an answer that never comes: the daemon should sleep.
+sleep 1
+TICKS=$(cpu_ticks "$PID")
+sleep 5
+WAITING_CPU=$(awk -v t="$(( $(cpu_ticks "$PID") - TICKS ))" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.3f", t / hz / 5}')
 stop
 row "durable submits/s, 8 clients x 50 in flight, 0 kept" "$RATE0" ">= 20000"
+row "CPU while 4 transfers wait for an answer (s per s)" "$WAITING_CPU" "<= 0.01"
+
+# A script hands over many URLs while the first transfers wait for a slow server: every job but
+# the first few waits in the queue, as submitted (not replayed at a restart).
+LIVE_QUEUED=$KEPT
+say "memory: $LIVE_QUEUED jobs submitted and left queued"
+daemon live-queued
+sleep 1
+ANON_BEFORE=$(anon_kib "$PID")
+"$TOOL" submit-load "$SOCKET" 8 50 "$LIVE_QUEUED" "$URL" "$SCRATCH/out/live-queued" >/dev/null
+# The daemon returns what the burst freed once it pauses (a second).
+sleep 2
+ANON_AFTER=$(anon_kib "$PID")
+stop
+rm -rf "$SCRATCH/live-queued" "$SCRATCH/out/live-queued"
+row "anonymous memory per job submitted and queued, $LIVE_QUEUED (bytes)" "$(( (ANON_AFTER - ANON_BEFORE) * 1024 / LIVE_QUEUED ))" "<= 600"
 
 say "submits with $KEPT jobs kept"
 fill kept "$KEPT"

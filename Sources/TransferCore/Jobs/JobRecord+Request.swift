@@ -83,9 +83,8 @@ extension TransferManager {
     }
 
     /// At start-up: the deletes of large fields whose job is gone (a crash between the two deletes).
-    static func orphanedRequests(_ ids: some Sequence<String>, jobs: [String]) -> [Journal.Change] {
-        let known = Set(jobs)
-        return ids.filter { !known.contains($0) }.map { .delete(key: JobRecord.requestKey($0)) }
+    static func orphanedRequests(_ ids: some Sequence<String>, isJob: (String) -> Bool) -> [Journal.Change] {
+        ids.filter { !isJob($0) }.map { .delete(key: JobRecord.requestKey($0)) }
     }
 
     /// A job's whole record as the journal holds it; nil when it holds none (or none readable).

@@ -28,7 +28,7 @@ enum JobSummaryScan {
     static func replayed(of json: UnsafeRawBufferPointer) -> Replayed? {
         guard let fields = scan(json), let summary = fields.summary else { return nil }
         if summary.state.isTerminal { return .finished(summary) }
-        guard let (job, host) = queued(fields, summary) else { return nil }
+        guard let (job, host) = queued(fields, summary, json) else { return nil }
         return .queued(job, host: host)
     }
 
@@ -37,9 +37,9 @@ enum JobSummaryScan {
         return (job, host)
     }
 
-    private static func queued(_ fields: Fields, _ summary: FinishedJob) -> (QueuedJob, String)? {
-        guard fields.onlyLightMembers, summary.state == .queued, let destination = fields.destination, let url = fields.url,
-            let host = QueuedJob.host(ofURL: url)
+    private static func queued(_ fields: Fields, _ summary: FinishedJob, _ json: UnsafeRawBufferPointer) -> (QueuedJob, String)? {
+        guard fields.onlyLightMembers, summary.state == .queued, let destination = fields.destination.map({ text(json, $0) }),
+            let url = fields.url.map({ text(json, $0) }), let host = QueuedJob.host(ofURL: url)
         else { return nil }
         return (QueuedJob(summary: summary, destination: destination, priority: fields.priority ?? .normal, position: fields.position, paused: fields.paused), host)
     }
@@ -55,8 +55,9 @@ enum JobSummaryScan {
         var acknowledged = false
         var hookPending = false
         var session: String?
-        var destination: String?
-        var url: String?
+        /// Where the destination and URL lie: only a queued job's become Strings.
+        var destination: Range<Int>?
+        var url: Range<Int>?
         var priority: JobPriority?
         var position: Int64?
         var paused = false
@@ -74,7 +75,7 @@ enum JobSummaryScan {
     private static func scan(_ json: UnsafeRawBufferPointer) -> Fields? {
         var scanner = Scanner(bytes: json)
         var fields = Fields()
-        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeRawBufferPointer(rebasing: json[range]), as: UTF8.self) }
+        func text(_ range: Range<Int>) -> String { Self.text(json, range) }
         guard scanner.take(UInt8(ascii: "{")) else { return nil }
         if scanner.take(UInt8(ascii: "}")) { return nil }
         repeat {
@@ -102,7 +103,7 @@ enum JobSummaryScan {
                 // A string with escapes is left to the decoder: a summary does not need it.
                 let start = scanner.position
                 if let value = scanner.plainString() {
-                    if member == .destination { fields.destination = text(value) } else { fields.url = text(value) }
+                    if member == .destination { fields.destination = value } else { fields.url = value }
                 } else {
                     scanner.position = start
                     guard scanner.skipValue() else { return nil }
@@ -151,10 +152,22 @@ enum JobSummaryScan {
             }
         }
 
+        /// The members by the length of their names: a key is compared with those of its length only.
+        private static let byLength: [[Member]] = {
+            var table = [[Member]](repeating: [], count: 1 + allCases.map(\.name.utf8CodeUnitCount).reduce(0, max))
+            for member in allCases { table[member.name.utf8CodeUnitCount].append(member) }
+            return table
+        }()
+
         init?(_ json: UnsafeRawBufferPointer, _ key: Range<Int>) {
-            guard let member = Self.allCases.first(where: { JobSummaryScan.equal(json, key, $0.name) }) else { return nil }
+            guard key.count < Self.byLength.count, let member = Self.byLength[key.count].first(where: { JobSummaryScan.equal(json, key, $0.name) })
+            else { return nil }
             self = member
         }
+    }
+
+    static func text(_ json: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: json[range]), as: UTF8.self)
     }
 
     static func equal(_ json: UnsafeRawBufferPointer, _ range: Range<Int>, _ text: StaticString) -> Bool {
@@ -230,9 +243,11 @@ enum JobSummaryScan {
 
         /// Where a string without escapes lies (quotes excluded), else nil.
         mutating func plainString() -> Range<Int>? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
+            guard take(UInt8(ascii: "\"")), let base = bytes.baseAddress else { return nil }
             let start = position
-            while let byte = current {
+            // Every record's URL and destination pass here: read as plain bytes, not optionals.
+            while position < bytes.count {
+                let byte = base.load(fromByteOffset: position, as: UInt8.self)
                 if byte == UInt8(ascii: "\"") {
                     position += 1
                     return start..<(position - 1)

@@ -155,7 +155,8 @@ public actor TransferManager {
         // Written once the spool holds only what unfinished uploads need: start-up frees space
         // before it asks for any (a full disk must not keep the daemon from starting).
         var startupChanges: [Journal.Change] = [Self.reservation(outbox.reservedSeq)]
-        startupChanges += Self.orphanedRequests(requestSizes.keys, jobs: finished.map(\.id) + recovered.map(\.id) + light.map(\.id))
+        let recoveredIDs = Set(recovered.map(\.id))
+        startupChanges += Self.orphanedRequests(requestSizes.keys) { [jobs] in jobs.contains($0) || recoveredIDs.contains($0) }
         var requeued: [JobRecord] = []
         var refused: Set<String> = []
         for var job in recovered {
