@@ -4,9 +4,10 @@ import Testing
 import TransferProtocol
 @testable import TransferCore
 
-/// Queued downloads replayed at start-up are kept light (`QueuedJob`): their records stay in the
-/// journal until they start or anything asks for them, and they behave as whole ones.
-@Suite("Queued jobs kept light after a restart")
+/// Queued downloads replayed at start-up, or submitted behind a long queue, are kept light
+/// (`QueuedJob`): their records stay in the journal until they start or anything asks for them,
+/// and they behave as whole ones.
+@Suite("Queued jobs kept light")
 struct QueuedLightTests {
     func record(_ id: String, url: String = "https://Mirror.Example.org:8443/pub/file?x=%20y") -> JobRecord {
         var job = JobRecord(
@@ -108,6 +109,34 @@ struct QueuedLightTests {
         let paused = try #require(try await manager.status(id: "b", states: nil, caller: 0).first)
         #expect(paused.state == .queued && paused.paused == true)
         #expect(try await manager.status(id: "c", states: nil, caller: 0).first?.state == .cancelled)
+        await manager.shutdown()
+    }
+
+    @Test func submitsBehindALongQueueAreHeldLightAndStartWithTheirHeaders() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine) = try await startedScriptedCore(in: directory, slots: 1)
+        let ahead = (0..<TransferManager.queuedHeldWhole).map {
+            Submit.Params(url: "http://127.0.0.1:1/\($0)", destination: directory.file("f\($0)"), id: "f\($0)")
+        }
+        for answer in await manager.submit(ahead, owner: 0) { _ = try answer.get() }
+        try await eventually("the first start") { engine.started.count == 1 }
+        for id in ["x1", "x2", "x3"] {
+            var params = Submit.Params(url: "http://127.0.0.1:1/\(id)", destination: directory.file(id), id: id)
+            params.headers = ["X-Job": id]
+            _ = try await manager.submit(params, owner: 0)
+        }
+        var held: [Bool] = []
+        for id in ["f5", "x1", "x2", "x3"] { held.append(await manager.jobs.isLight(id)) }
+        #expect(held == [false, false, true, true], "a queue of a thousand stays whole; what waits behind it is held light")
+        let x2 = try #require(try await manager.status(id: "x2", states: nil, caller: 0).first)
+        #expect(x2.state == .queued && x2.destination == directory.file("x2") && x2.headerNames == ["X-Job"])
+        _ = try await manager.pause(JobSelection(ids: ["x3"]), caller: 0)
+        _ = try await manager.move(Move.Params(id: "x2", first: true), caller: 0)
+        engine.complete(engine.started[0].jobID, bytes: 1)
+        try await eventually("the next start") { engine.started.count == 2 }
+        #expect(engine.started[1].jobID == "x2" && engine.started[1].headers["X-Job"] == "x2", "the headers journaled apart come with the start")
+        #expect(try await manager.status(id: "x3", states: nil, caller: 0).first?.paused == true)
         await manager.shutdown()
     }
 

@@ -136,9 +136,12 @@ extension TransferManager {
 
     /// Holds the downloads just accepted that still wait in the queue, unchanged, as start-up holds
     /// those it replays (`QueuedJob`): their records stay in the journal until they start, so a
-    /// script that hands over a million URLs does not keep a million records in memory.
-    /// `stateRecord` is the job's record as written; a job it no longer describes stays whole.
+    /// script that hands over a million URLs does not keep a million records in memory. A short
+    /// queue is left whole: its jobs start soon, and reading each record back would cost more than
+    /// the memory it saves. `stateRecord` is the job's record as written; a job it no longer
+    /// describes stays whole.
     private func holdLight(_ submitted: some Sequence<(JobRecord, [UInt8])>) {
+        guard queue.count > Self.queuedHeldWhole else { return }
         var count = 0
         for (job, stateRecord) in submitted where running[job.id] == nil && jobs[job.id] == job {
             guard var (light, _) = stateRecord.withUnsafeBytes({ JobSummaryScan.queued(of: $0) }) else { continue }
@@ -148,6 +151,9 @@ extension TransferManager {
         }
         HeapPolicy.heldLight(count)
     }
+
+    /// How many queued jobs a submit leaves whole before it holds the ones it adds light.
+    static let queuedHeldWhole = 1_000
 
     /// What checking one submit found: a job submitted before under the same id, or a new record.
     enum SubmitCheck {
