@@ -27,6 +27,23 @@ indirect enum ProbeValue: Decodable, Sendable {
     }
 
     init(from decoder: any Decoder) throws {
+        // Strings first: most parameters are strings, and each failed attempt below costs a thrown
+        // error. A value that is not a string fails with a type mismatch and is tried as the rest.
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+            return
+        }
+        do {
+            _ = try single.decode(String.self)
+            self = .string
+            return
+        } catch DecodingError.typeMismatch {
+            // Not a string: one of the kinds below.
+        } catch {
+            self = .unreadable("is not valid UTF-8 text")
+            return
+        }
         if let keyed = try? decoder.container(keyedBy: AnyKey.self) {
             var members: [(String, ProbeValue)] = []
             for key in keyed.allKeys {
@@ -47,10 +64,7 @@ indirect enum ProbeValue: Decodable, Sendable {
             self = .array(elements)
             return
         }
-        let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            self = .null
-        } else if let bool = try? single.decode(Bool.self) {
+        if let bool = try? single.decode(Bool.self) {
             self = .bool(bool)
         } else if let whole = try? single.decode(Int64.self) {
             self = .number(Double(whole), whole: whole)
@@ -59,15 +73,8 @@ indirect enum ProbeValue: Decodable, Sendable {
         } else if let double = try? single.decode(Double.self) {
             self = .number(double, whole: nil)
         } else {
-            do {
-                _ = try single.decode(String.self)
-                self = .string
-            } catch DecodingError.typeMismatch {
-                // Not a string, and neither Double nor Int64 could hold it: a number out of range.
-                self = .unreadable("is a number too large to read")
-            } catch {
-                self = .unreadable("is not valid UTF-8 text")
-            }
+            // Not a string, and neither Double nor Int64 could hold it: a number out of range.
+            self = .unreadable("is a number too large to read")
         }
     }
 
