@@ -6,13 +6,14 @@
 #   Tests/Benchmarks/bench.sh
 #   BENCH_ROWS=big BENCH_RUNS=1 Tests/Benchmarks/bench.sh      # a quick run
 # Environment:
-#   BENCH_ROWS=idle,big,small,capped,upload   which rows to run (comma-separated, in this order)
+#   BENCH_ROWS=idle,big,small,waiting,capped,upload   which rows to run (comma-separated, in this order)
 #   BENCH_SIZE_MIB=1024        size of the big file in MiB (rows big, capped and upload)
 #   BENCH_RUNS=3               runs per tool in rows big, small and upload; medians are reported
 #   BENCH_SMALL_FILES=1000     files of the small row, each BENCH_SMALL_KIB (4) KiB
 #   BENCH_CAPPED_RATE=20m      nginx limit_rate per connection of the capped row
 #   BENCH_CAPPED_RUNS=1        runs per tool in the capped row
 #   BENCH_SEGMENTS=4           connections per file for the tools that split one file (capped row)
+#   BENCH_WAITING_SECONDS=2    how long the waiting row's server thinks before each answer
 #   BENCH_DIR=/tmp             where the scratch directory is made (a subdirectory is created and removed)
 #   BENCH_SLOW_DISK_USEC=N     also run one download with TRANSFERD_TEST_WRITE_DELAY_USEC=N
 #                              (N microseconds per 16 KiB chunk written) and report its peak RSS
@@ -32,12 +33,13 @@ SLOW_USEC=${BENCH_SLOW_DISK_USEC:-}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 BASELINE_DIR=${BENCH_BASELINE:-}
 SWIFT=${SWIFT:-swift}
-ROWS=${BENCH_ROWS:-idle,big,small,capped,upload}
+ROWS=${BENCH_ROWS:-idle,big,small,waiting,capped,upload}
 SMALL_FILES=${BENCH_SMALL_FILES:-1000}
 SMALL_KIB=${BENCH_SMALL_KIB:-4}
 CAPPED_RATE=${BENCH_CAPPED_RATE:-20m}
 CAPPED_RUNS=${BENCH_CAPPED_RUNS:-1}
 SEGMENTS=${BENCH_SEGMENTS:-4}
+WAITING_SECONDS=${BENCH_WAITING_SECONDS:-2}
 
 BENCH_START_NS=$(date +%s%N)
 
@@ -69,9 +71,10 @@ die() {
 [[ $SMALL_KIB =~ ^[1-9][0-9]*$ ]] || die "BENCH_SMALL_KIB must be a positive integer, got '$SMALL_KIB'"
 [[ $CAPPED_RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_CAPPED_RUNS must be a positive integer, got '$CAPPED_RUNS'"
 [[ $SEGMENTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_SEGMENTS must be a positive integer, got '$SEGMENTS'"
+[[ $WAITING_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "BENCH_WAITING_SECONDS must be a number of seconds, got '$WAITING_SECONDS'"
 [[ $CAPPED_RATE =~ ^[1-9][0-9]*[kKmM]?$ ]] || die "BENCH_CAPPED_RATE must be an nginx rate such as 20m, got '$CAPPED_RATE'"
 for row in ${ROWS//,/ }; do
-    case $row in idle | big | small | capped | upload) ;; *) die "BENCH_ROWS: unknown row '$row' (known: idle, big, small, capped, upload)" ;; esac
+    case $row in idle | big | small | waiting | capped | upload) ;; *) die "BENCH_ROWS: unknown row '$row' (known: idle, big, small, waiting, capped, upload)" ;; esac
 done
 want_row() { [[ ,$ROWS, == *",$1,"* ]]; }
 # Without the rows that download or upload it, the big file is only the server's probe: keep it small.
@@ -104,6 +107,7 @@ cleanup() {
     local pid
     for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid" 25; done
     if [[ -n $NGINX_PID ]]; then stop_pid "$NGINX_PID" 10; fi
+    if [[ -n $WAITING_PID ]]; then stop_pid "$WAITING_PID" 5; fi
     if [[ -n $SCRATCH && -d $SCRATCH ]]; then rm -rf -- "$SCRATCH"; fi
     if ((status != 0 && FAILED == 0)); then say "FAIL: stopped with status $status"; fi
     exit "$status"
@@ -333,6 +337,37 @@ if want_row small; then
     cat "$SCRATCH"/www/small/f* >/dev/null # into the page cache
 fi
 
+# ---------------------------------------------------------------------------- a server that waits
+# Python's http.server, answering each request WAITING_SECONDS after it came (a slow API, an
+# object store under load, a server far away): what each tool costs while it waits.
+WAITING_PID=""
+WAITING_FILES=16
+if want_row waiting; then
+    have python3 || apt_install python3
+    mkdir -p "$SCRATCH/waiting-www"
+    head -c 4096 /dev/urandom >"$SCRATCH/waiting-www/w.bin"
+    python3 -c '
+import functools, http.server, sys, time
+class Waiting(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args): pass
+    def do_GET(self):
+        time.sleep(float(sys.argv[2]))
+        self.path = self.path.split("?")[0]
+        return super().do_GET()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Waiting, directory=sys.argv[1]))
+print(server.server_address[1], flush=True)
+server.serve_forever()' "$SCRATCH/waiting-www" "$WAITING_SECONDS" >"$SCRATCH/waiting.port" 2>"$SCRATCH/waiting.log" &
+    WAITING_PID=$!
+    for _ in $(seq 100); do [[ -s $SCRATCH/waiting.port ]] && break; sleep 0.05; done
+    [[ -s $SCRATCH/waiting.port ]] || die "the waiting server did not start: $(tail -3 "$SCRATCH/waiting.log")"
+    waiting_url="http://127.0.0.1:$(cat "$SCRATCH/waiting.port")/w.bin"
+    for ((i = 1; i <= WAITING_FILES; i++)); do
+        printf '%s?%d\n  out=w%d\n' "$waiting_url" "$i" "$i" >>"$SCRATCH/waiting.list"
+        printf 'url = "%s?%d"\noutput = "w%d"\n' "$waiting_url" "$i" "$i" >>"$SCRATCH/waiting.curl"
+    done
+fi
+
 # ---------------------------------------------------------------------------- transferd
 # As aria2c -j16 and curl --parallel-max 16 in the small row.
 DAEMON_CONCURRENCY=16
@@ -425,12 +460,12 @@ transferctl_job_run() { # LABEL PID WHAT TRANSFERCTL-ARGUMENT...
 }
 
 # Submits the small files in one `submit -i` and waits for all; sets WALL_NS, CPU_S, PEAK_KIB.
-transferd_small_run() { # LABEL PID SOCKET DIR
-    local label=$1 pid=$2 socket=$3 dir=$4 t0 t1 rc=0 cpu0
+transferd_small_run() { # LABEL PID SOCKET DIR [LIST]
+    local label=$1 pid=$2 socket=$3 dir=$4 list=${5:-$SCRATCH/small.list} t0 t1 rc=0 cpu0
     reset_hwm "$pid"
     cpu0=$(cpu_ticks "$pid")
     t0=$(now_ns)
-    "$TRANSFERCTL" submit --socket "$socket" --wait -i "$SCRATCH/small.list" -d "$dir" >"$SCRATCH/small.out" 2>"$SCRATCH/transferctl.err" || rc=$?
+    "$TRANSFERCTL" submit --socket "$socket" --wait -i "$list" -d "$dir" >"$SCRATCH/small.out" 2>"$SCRATCH/transferctl.err" || rc=$?
     t1=$(now_ns)
     PEAK_KIB=$(proc_kib "$pid" VmHWM)
     CPU_S=$(cpu_since "$pid" "$cpu0")
@@ -684,6 +719,52 @@ if want_row small; then
     REPORT+=("per-run wall seconds: aria2c=[$(join_secs "${SA_NS[@]}")] curl=[$(join_secs "${SC_NS[@]}")] transferd=[$(join_secs "${ST_NS[@]}")]$(if_baseline " baseline=[$(join_secs "${SB_NS[@]}")]")"
         "transferd: max_concurrent_transfers and max_connections_per_host $DAEMON_CONCURRENCY; the daemon's CPU seconds; each file is synced before it lands")
     goal "$SMALL_FILES x $SMALL_KIB KiB: submit to all landed (median)" "$(secs "$m_st")" 0.4 s
+fi
+
+# ---------------------------------------------------------------------------- row: waiting
+verify_waiting() { # DIR LABEL
+    local f
+    (($(find "$1" -type f | wc -l) == WAITING_FILES)) || die "$2: $(find "$1" -type f | wc -l) files instead of $WAITING_FILES"
+    for f in "$1"/*; do cmp -s "$f" "$SCRATCH/waiting-www/w.bin" || die "$2: $f differs from what the server sent"; done
+}
+if want_row waiting; then
+    declare -a WC_NS=() WC_CPU=() WT_NS=() WT_CPU=() WB_NS=() WB_CPU=()
+    for ((run = 1; run <= RUNS; run++)); do
+        tag="waiting run $run/$RUNS"
+        dir=$OUT/waiting-curl
+        rm -rf "$dir"; mkdir -p "$dir"
+        timed "curl --parallel" "$SCRATCH/waiting-curl.log" curl -s -S -f --parallel --parallel-max 16 --output-dir "$dir" -K "$SCRATCH/waiting.curl"
+        verify_waiting "$dir" "curl ($tag)"
+        WC_NS+=("$WALL_NS"); WC_CPU+=("$CPU_S")
+        echo "$tag: curl_parallel wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+        dir=$OUT/waiting-transferd
+        rm -rf "$dir"; mkdir -p "$dir"
+        transferd_small_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dir" "$SCRATCH/waiting.list"
+        verify_waiting "$dir" "transferd ($tag)"
+        WT_NS+=("$WALL_NS"); WT_CPU+=("$CPU_S")
+        echo "$tag: transferd wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+        if [[ -n $BASELINE_DIR ]]; then
+            dir=$OUT/waiting-baseline
+            rm -rf "$dir"; mkdir -p "$dir"
+            transferd_small_run "baseline ($tag)" "$BL_PID" "$BL_SOCKET" "$dir" "$SCRATCH/waiting.list"
+            verify_waiting "$dir" "baseline ($tag)"
+            WB_NS+=("$WALL_NS"); WB_CPU+=("$CPU_S")
+            echo "$tag: baseline wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+        fi
+        rm -rf "$OUT"/waiting-*
+    done
+    m_wt_cpu=$(median "${WT_CPU[@]}")
+    wrow() { printf '%-36s %10s %8s' "$1" "$(secs "$2")" "$3"; }
+    REPORT+=("" "== waiting: $WAITING_FILES files of 4 KiB from a server that answers each request after $WAITING_SECONDS s (Python's http.server), 16 at a time, $RUNS runs (median) =="
+        "$(printf '%-36s %10s %8s' "tool" "median_s" "cpu_s")"
+        "$(wrow "curl --parallel --parallel-max 16" "$(median "${WC_NS[@]}")" "$(median "${WC_CPU[@]}")")"
+        "$(wrow "transferd (submit -i --wait)" "$(median "${WT_NS[@]}")" "$m_wt_cpu")")
+    if [[ -n $BASELINE_DIR ]]; then
+        REPORT+=("$(wrow "baseline (submit -i --wait)" "$(median "${WB_NS[@]}")" "$(median "${WB_CPU[@]}")")")
+    fi
+    REPORT+=("per-run CPU seconds: curl=[${WC_CPU[*]}] transferd=[${WT_CPU[*]}]$(if_baseline " baseline=[${WB_CPU[*]}]")"
+        "transferd: the daemon's CPU seconds from submit to the last file landed; it should sleep while the server thinks")
+    goal "$WAITING_FILES files, server waits ${WAITING_SECONDS} s: daemon CPU seconds" "$m_wt_cpu" 0.25 s
 fi
 
 # ---------------------------------------------------------------------------- row: capped
