@@ -8,7 +8,7 @@
 # Environment:
 #   BENCH_ROWS=idle,big,small,waiting,capped,upload   which rows to run (comma-separated, in this order)
 #   BENCH_SIZE_MIB=1024        size of the big file in MiB (rows big, capped and upload)
-#   BENCH_RUNS=3               runs per tool in rows big, small and upload; medians are reported
+#   BENCH_RUNS=3               runs per tool in rows big, small, waiting and upload; medians are reported
 #   BENCH_SMALL_FILES=1000     files of the small row, each BENCH_SMALL_KIB (4) KiB
 #   BENCH_CAPPED_RATE=20m      nginx limit_rate per connection of the capped row
 #   BENCH_CAPPED_RUNS=1        runs per tool in the capped row
