@@ -54,12 +54,7 @@ public enum Redaction {
         // Compared as bytes: every status answer and event shows a URL, and Foundation's
         // substring search would cost more than the rest of showing it.
         let bytes = Array(lowered.utf8)
-        return secretWordBytes.contains { contains(bytes, $0) }
-    }
-
-    private static func contains(_ bytes: [UInt8], _ word: [UInt8]) -> Bool {
-        guard bytes.count >= word.count else { return false }
-        return (0...(bytes.count - word.count)).contains { start in bytes[start..<(start + word.count)].elementsEqual(word) }
+        return secretWordBytes.contains { bytes.firstRange(of: $0) != nil }
     }
 
     /// Names that are credentials only as a whole word: `code` is OAuth 2.0's authorization code
