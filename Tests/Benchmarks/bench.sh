@@ -727,6 +727,13 @@ verify_waiting() { # DIR LABEL
     (($(find "$1" -type f | wc -l) == WAITING_FILES)) || die "$2: $(find "$1" -type f | wc -l) files instead of $WAITING_FILES"
     for f in "$1"/*; do cmp -s "$f" "$SCRATCH/waiting-www/w.bin" || die "$2: $f differs from what the server sent"; done
 }
+waiting_daemon_run() { # NAME PID SOCKET: one run of the waiting list on that daemon; sets WALL_NS and CPU_S
+    local dir=$OUT/waiting-$1
+    rm -rf "$dir"; mkdir -p "$dir"
+    transferd_small_run "$1 ($tag)" "$2" "$3" "$dir" "$SCRATCH/waiting.list"
+    verify_waiting "$dir" "$1 ($tag)"
+    echo "$tag: $1 wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+}
 if want_row waiting; then
     declare -a WC_NS=() WC_CPU=() WT_NS=() WT_CPU=() WB_NS=() WB_CPU=()
     for ((run = 1; run <= RUNS; run++)); do
@@ -737,19 +744,11 @@ if want_row waiting; then
         verify_waiting "$dir" "curl ($tag)"
         WC_NS+=("$WALL_NS"); WC_CPU+=("$CPU_S")
         echo "$tag: curl_parallel wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
-        dir=$OUT/waiting-transferd
-        rm -rf "$dir"; mkdir -p "$dir"
-        transferd_small_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dir" "$SCRATCH/waiting.list"
-        verify_waiting "$dir" "transferd ($tag)"
+        waiting_daemon_run transferd "$MAIN_PID" "$MAIN_SOCKET"
         WT_NS+=("$WALL_NS"); WT_CPU+=("$CPU_S")
-        echo "$tag: transferd wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
         if [[ -n $BASELINE_DIR ]]; then
-            dir=$OUT/waiting-baseline
-            rm -rf "$dir"; mkdir -p "$dir"
-            transferd_small_run "baseline ($tag)" "$BL_PID" "$BL_SOCKET" "$dir" "$SCRATCH/waiting.list"
-            verify_waiting "$dir" "baseline ($tag)"
+            waiting_daemon_run baseline "$BL_PID" "$BL_SOCKET"
             WB_NS+=("$WALL_NS"); WB_CPU+=("$CPU_S")
-            echo "$tag: baseline wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
         fi
         rm -rf "$OUT"/waiting-*
     done
