@@ -66,37 +66,32 @@ public final class SubscriberBudget: Sendable {
     }
 }
 
-/// Returns freed heap to the kernel after a large release (a cut-off subscriber's queue), at most
-/// once a second: glibc keeps freed memory in its arenas otherwise.
+/// Returns freed heap to the kernel after a large release (a cut-off subscriber's queue, a large
+/// transfer, a burst of submits): glibc keeps freed memory in its arenas otherwise. One trim runs at
+/// a time, on a thread of its own, once the latest call's delay has passed.
 enum HeapTrim {
     private static let pending = Atomic<Bool>(false)
+    /// When the trim is due: the latest of the calls' times plus their delays.
+    private static let due = Atomic<UInt64>(0)
 
-    static func soon() {
+    /// Soon after a large release: 200 ms.
+    static func soon() { after(nanoseconds: 200_000_000) }
+
+    /// Once a second has passed without another call: after a burst of work rather than in its
+    /// middle, where what the burst frees last would stay.
+    static func whenQuiet() { after(nanoseconds: 1_000_000_000) }
+
+    private static func after(nanoseconds delay: UInt64) {
+        due.max(MonotonicClock.nanoseconds() &+ delay, ordering: .relaxed)
         guard pending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         Thread.detachNewThread {
-            usleep(200_000)
-            pending.store(false, ordering: .relaxed)
-            _ = clinuxshims_malloc_trim(0)
-        }
-    }
-
-    private static let quietPending = Atomic<Bool>(false)
-    private static let lastQuietCall = Atomic<UInt64>(0)
-    static let quietNanoseconds: UInt64 = 1_000_000_000
-
-    /// Returns freed heap once a second has passed without another call: after a burst of work
-    /// rather than in its middle, where what the burst frees last would stay.
-    static func whenQuiet() {
-        lastQuietCall.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
-        guard quietPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        Thread.detachNewThread {
             while true {
-                let due = lastQuietCall.load(ordering: .relaxed) &+ quietNanoseconds
                 let now = MonotonicClock.nanoseconds()
-                guard now < due else { break }
-                usleep(UInt32(min((due - now) / 1000, 1_000_000)))
+                let when = due.load(ordering: .relaxed)
+                guard now < when else { break }
+                usleep(UInt32(min((when - now) / 1000, 1_000_000)))
             }
-            quietPending.store(false, ordering: .relaxed)
+            pending.store(false, ordering: .relaxed)
             _ = clinuxshims_malloc_trim(0)
         }
     }
