@@ -580,10 +580,10 @@ if want_row big; then
     declare -a CURL_NS=() CURL_RSS=() CURL_SYNC=() CURL_CPU=() ARIA_NS=() ARIA_RSS=() ARIA_SYNC=() ARIA_CPU=()
     declare -a ARIAD_NS=() ARIAD_RSS=() ARIAD_CPU=() TD_NS=() TD_DAEMON_NS=() TD_RSS=() TD_CPU=()
     declare -a BL_NS=() BL_DAEMON_NS=() BL_RSS=() BL_CPU=()
-    for ((run = 1; run <= RUNS; run++)); do
-        first=$((run == 1 ? 1 : 0))
-        tag="big run $run/$RUNS"
-
+    # One function per tool; each run starts with the next tool in turn. The machine's state left by
+    # the tool before (freed page cache, ext4's freed blocks) changes the next one's cost by up to 2x
+    # on some virtual machines, so a fixed order would favour whoever follows the same tool each time.
+    big_curl() {
         dest=$OUT/curl.bin
         between_runs "$dest"
         timed "curl" "$SCRATCH/curl.log" curl -s -S -f -o "$dest" "$URL"
@@ -591,7 +591,8 @@ if want_row big; then
         verify "$dest" "curl ($tag)" "$first"
         CURL_NS+=("$WALL_NS"); CURL_RSS+=("$RSS_KIB"); CURL_SYNC+=("$sync_ns"); CURL_CPU+=("$CPU_S")
         echo "$tag: curl wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
-
+    }
+    big_aria2() {
         dest=$OUT/aria2.bin
         between_runs "$dest" "$dest.aria2"
         timed "aria2c" "$SCRATCH/aria2.log" aria2c -x1 -s1 --file-allocation=none --allow-overwrite=true \
@@ -600,7 +601,8 @@ if want_row big; then
         verify "$dest" "aria2c ($tag)" "$first"
         ARIA_NS+=("$WALL_NS"); ARIA_RSS+=("$RSS_KIB"); ARIA_SYNC+=("$sync_ns"); ARIA_CPU+=("$CPU_S")
         echo "$tag: aria2c wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S fsync_after_s=$(secs "$sync_ns") peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
-
+    }
+    big_aria2_defaults() {
         dest=$OUT/aria2-defaults.bin
         between_runs "$dest" "$dest.aria2"
         timed "aria2c (defaults)" "$SCRATCH/aria2-defaults.log" aria2c \
@@ -608,25 +610,46 @@ if want_row big; then
         verify "$dest" "aria2c defaults ($tag)" "$first"
         ARIAD_NS+=("$WALL_NS"); ARIAD_RSS+=("$RSS_KIB"); ARIAD_CPU+=("$CPU_S")
         echo "$tag: aria2c_defaults wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
-
+    }
+    big_transferd() {
         dest=$OUT/transferd.bin
         between_runs "$dest"
         transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest"
         verify "$dest" "transferd ($tag)" "$first"
         TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB"); TD_CPU+=("$CPU_S")
         echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
-
-        if [[ -n $BASELINE_DIR ]]; then
-            dest=$OUT/baseline.bin
-            between_runs "$dest"
-            transferd_run "baseline transferd ($tag)" "$BL_PID" "$BL_SOCKET" "$dest"
-            verify "$dest" "baseline transferd ($tag)" "$first"
-            BL_NS+=("$WALL_NS"); BL_DAEMON_NS+=("$DAEMON_NS"); BL_RSS+=("$PEAK_KIB"); BL_CPU+=("$CPU_S")
-            echo "$tag: baseline wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
-        fi
-
+    }
+    big_baseline() {
+        dest=$OUT/baseline.bin
+        between_runs "$dest"
+        transferd_run "baseline transferd ($tag)" "$BL_PID" "$BL_SOCKET" "$dest"
+        verify "$dest" "baseline transferd ($tag)" "$first"
+        BL_NS+=("$WALL_NS"); BL_DAEMON_NS+=("$DAEMON_NS"); BL_RSS+=("$PEAK_KIB"); BL_CPU+=("$CPU_S")
+        echo "$tag: baseline wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+    }
+    BIG_TOOLS=(curl aria2 aria2_defaults transferd)
+    [[ -z $BASELINE_DIR ]] || BIG_TOOLS+=(baseline)
+    for ((run = 1; run <= RUNS; run++)); do
+        first=$((run == 1 ? 1 : 0))
+        tag="big run $run/$RUNS"
+        for ((i = 0; i < ${#BIG_TOOLS[@]}; i++)); do
+            "big_${BIG_TOOLS[(i + run - 1) % ${#BIG_TOOLS[@]}]}"
+        done
         between_runs "$OUT"/*.bin
     done
+    # transferd hashes every download as it arrives (the job's sha256); curl and aria2c do not. The
+    # user CPU of OpenSSL's SHA-256 over the same page-cached file is that share (coreutils'
+    # sha256sum does not use the CPU's SHA instructions and takes several times longer).
+    SHA_CPU=()
+    if have openssl; then
+        for ((run = 1; run <= RUNS; run++)); do
+            timed "openssl dgst -sha256" "$SCRATCH/sha256.log" openssl dgst -sha256 -- "$SRC"
+            SHA_CPU+=("$user_s")
+        done
+    else
+        SHA_CPU=(0)
+    fi
+    m_sha_cpu=$(median "${SHA_CPU[@]}")
     m_curl=$(median "${CURL_NS[@]}")
     m_curl_sync=$(median "${CURL_SYNC[@]}")
     m_aria=$(median "${ARIA_NS[@]}")
@@ -659,7 +682,8 @@ if want_row big; then
         "per-run wall seconds: curl=[$(join_secs "${CURL_NS[@]}")] aria2c=[$(join_secs "${ARIA_NS[@]}")] aria2c_defaults=[$(join_secs "${ARIAD_NS[@]}")] transferd=[$(join_secs "${TD_NS[@]}")]"
         "per-run CPU seconds: curl=[${CURL_CPU[*]}] aria2c=[${ARIA_CPU[*]}] transferd=[${TD_CPU[*]}]$(if_baseline " baseline=[${BL_CPU[*]}]")"
         "transferd peak RSS per run: [$(for v in "${TD_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB$(if_baseline "; baseline [$(for v in "${BL_RSS[@]}"; do printf '%s ' "$(mib_of_kib "$v")"; done | sed 's/ $//')] MiB")"
-        "ratios: transferd/curl time $(ratio "$m_td" "$m_curl"), transferd/(curl+fsync) $(ratio "$m_td" "$curl_plus_sync"), transferd/curl CPU $(ratio "$m_td_cpu" "$m_curl_cpu")")
+        "SHA-256 of the file (openssl dgst, user CPU): ${m_sha_cpu} s (median of [${SHA_CPU[*]}]); transferd computes it while downloading"
+        "ratios: transferd/curl time $(ratio "$m_td" "$m_curl"), transferd/(curl+fsync) $(ratio "$m_td" "$curl_plus_sync"), transferd/curl CPU $(ratio "$m_td_cpu" "$m_curl_cpu"), transferd/(curl + SHA-256) CPU $(ratio "$m_td_cpu" "$(awk -v a="$m_curl_cpu" -v b="$m_sha_cpu" 'BEGIN { print a + b }')")")
     goal "1 GiB download: daemon CPU seconds (median)" "$m_td_cpu" 1.8 s
     goal "1 GiB download: daemon peak RSS (max)" "$(mib_of_kib "$td_peak")" 48 MiB
 fi
