@@ -94,7 +94,7 @@ enum HookProcess {
             logger.error("cannot start hook", metadata: ["hook": "\(hook.name)", "command": "\(hook.command[0])", "error": "\(error)"])
             return -1
         }
-        let line = ((try? WireCoding.encoder().encode(job)) ?? Data()) + Data("\n".utf8)
+        let line = ((try? WireCoding.encode(job)) ?? Data()) + Data("\n".utf8)
         let writer = input.fileHandleForWriting
         // A hook that does not read its input must not block the daemon: write from elsewhere,
         // and a closed pipe is just an error here (SIGPIPE is ignored by the daemon).

@@ -51,10 +51,10 @@ public enum Redaction {
         let decoded = name.utf8.contains(UInt8(ascii: "%")) ? (name.removingPercentEncoding ?? name) : name
         let lowered = decoded.lowercased()
         if secretNames.contains(lowered) { return true }
-        // Compared as bytes: every status answer and event shows a URL, and Foundation's
+        // Compared as bytes: every submit, status answer and event shows a URL, and Foundation's
         // substring search would cost more than the rest of showing it.
-        let bytes = Array(lowered.utf8)
-        return secretWordBytes.contains { bytes.firstRange(of: $0) != nil }
+        var text = lowered
+        return text.withUTF8 { bytes in secretWordBytes.contains { bytes.firstRange(of: $0) != nil } }
     }
 
     /// Names that are credentials only as a whole word: `code` is OAuth 2.0's authorization code

@@ -35,7 +35,7 @@ struct JobTable {
     /// Reads a finished job's whole record (from the journal).
     private let load: @Sendable (String) -> JobRecord?
     /// Encodes the records `update` returns.
-    let encoder = WireCoding.encoder()
+    let encoder = WireEncoder()
 
     init(load: @escaping @Sendable (String) -> JobRecord?) {
         self.load = load

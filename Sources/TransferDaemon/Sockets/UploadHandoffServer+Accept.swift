@@ -77,7 +77,7 @@ extension UploadHandoffServer {
 
     /// Writes `reply` as one JSON line (what `transferctl` reads back).
     static func answer(_ client: Int32, _ reply: UploadHandoff.Reply, flags: Int32) {
-        guard var line = try? WireCoding.encoder().encode(reply) else { return }
+        guard var line = try? WireCoding.encode(reply) else { return }
         line.append(UInt8(ascii: "\n"))
         _ = line.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | flags) }
     }

@@ -39,7 +39,7 @@ extension UploadHandoffServer {
         defer { close(fd) }
         var info = stat()
         _ = fstat(fd, &info)
-        guard var reply = try? WireCoding.encoder().encode(UploadHandoff.Reply(size: Int64(info.st_size))) else { return }
+        guard var reply = try? WireCoding.encode(UploadHandoff.Reply(size: Int64(info.st_size))) else { return }
         reply.append(UInt8(ascii: "\n"))
         _ = reply.withUnsafeBytes { cdescriptorpassing_send(client, $0.baseAddress, $0.count, fd) }
         logger.debug("inbox file handed over", metadata: ["uid": "\(uid)", "job": "\(id)"])

@@ -43,3 +43,22 @@ public enum WireCoding {
         return try? Date.ISO8601FormatStyle().parse(text)
     }
 }
+
+extension WireCoding {
+    /// `value` as `encoder()` would encode it, by `WireJSONEncoder` when it can (several times
+    /// faster), else by `JSONEncoder`.
+    public static func encode(_ value: some Encodable) throws -> Data {
+        do {
+            return try WireJSONEncoder().encode(value)
+        } catch is WireJSONEncoder.Unsupported {
+            return try encoder().encode(value)
+        }
+    }
+}
+
+/// `WireCoding.encode` where a `JSONEncoder` would be kept: `encoder.encode(value)`.
+public struct WireEncoder: Sendable {
+    public init() {}
+
+    public func encode(_ value: some Encodable) throws -> Data { try WireCoding.encode(value) }
+}

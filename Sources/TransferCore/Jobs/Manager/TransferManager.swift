@@ -31,7 +31,7 @@ public actor TransferManager {
     /// Set once `run()` has applied every engine report (after shutdown ends the stream).
     var eventsDrained = false
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
-    let encoder = WireCoding.encoder()
+    let encoder = WireEncoder()
 
     /// Where job events go out to subscribers.
     public nonisolated let hub = EventHub()
