@@ -52,87 +52,83 @@ extension RPCMethod {
 }
 
 extension Submit {
-    public static var parameters: [String: ParameterShape]? {
-        [
-            "url": .string, "destination": .string, "headers": .map(.string), "overwrite": .bool, "id": .string,
-            "sha256": .string, "size": .count, "session": .string, "create_directories": .bool, "replace": .bool, "not_before": .string, "deadline": .string,
-            "kind": .string, "source": .string, "spool": .string, "method": .string, "content_type": .string,
-            "resumable": .string, "priority": .string, "limit_rate": .string, "segments": .integer(minimum: Int64.min), "cacert": .string, "label": .string, "conditional": .bool,
-            "form": .list(.object(["name": .string, "value": .string, "file": .bool, "filename": .string, "content_type": .string])),
-            "retry": .object([
-                "max_attempts": .integer(minimum: Int64.min), "max_time_seconds": .number, "idle_timeout_seconds": .number,
-                "low_speed_bytes_per_second": .integer(minimum: Int64.min), "low_speed_seconds": .number,
-            ]),
-        ]
-    }
+    public static let parameters: [String: ParameterShape]? = [
+        "url": .string, "destination": .string, "headers": .map(.string), "overwrite": .bool, "id": .string,
+        "sha256": .string, "size": .count, "session": .string, "create_directories": .bool, "replace": .bool, "not_before": .string, "deadline": .string,
+        "kind": .string, "source": .string, "spool": .string, "method": .string, "content_type": .string,
+        "resumable": .string, "priority": .string, "limit_rate": .string, "segments": .integer(minimum: Int64.min), "cacert": .string, "label": .string, "conditional": .bool,
+        "form": .list(.object(["name": .string, "value": .string, "file": .bool, "filename": .string, "content_type": .string])),
+        "retry": .object([
+            "max_attempts": .integer(minimum: Int64.min), "max_time_seconds": .number, "idle_timeout_seconds": .number,
+            "low_speed_bytes_per_second": .integer(minimum: Int64.min), "low_speed_seconds": .number,
+        ]),
+    ]
 }
 
 extension Status {
-    public static var parameters: [String: ParameterShape]? {
-        [
-            "id": .string, "states": .list(.string), "all": .bool, "session": .string, "owner": .integer(minimum: 0),
-            "created_after": .string, "created_before": .string, "limit": .integer(minimum: 1), "cursor": .string,
-            "newest_first": .bool, "paused": .bool,
-        ]
-    }
+    public static let parameters: [String: ParameterShape]? = [
+        "id": .string, "states": .list(.string), "all": .bool, "session": .string, "owner": .integer(minimum: 0),
+        "created_after": .string, "created_before": .string, "limit": .integer(minimum: 1), "cursor": .string,
+        "newest_first": .bool, "paused": .bool,
+    ]
 }
 
 extension Log {
-    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+    public static let parameters: [String: ParameterShape]? = ["id": .string]
 }
 
 extension Cancel {
-    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+    public static let parameters: [String: ParameterShape]? = ["id": .string]
 }
 
 extension Remove {
-    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+    public static let parameters: [String: ParameterShape]? = ["id": .string]
 }
 
 extension Clean {
-    public static var parameters: [String: ParameterShape]? { ["states": .list(.string), "older_than_seconds": .number, "all": .bool] }
+    public static let parameters: [String: ParameterShape]? = ["states": .list(.string), "older_than_seconds": .number, "all": .bool]
 }
 
 extension Retry {
-    public static var parameters: [String: ParameterShape]? { ["id": .string] }
+    public static let parameters: [String: ParameterShape]? = ["id": .string]
 }
 
 extension Pause {
-    public static var parameters: [String: ParameterShape]? { ["ids": .list(.string), "session": .string, "all": .bool] }
+    public static let parameters: [String: ParameterShape]? = ["ids": .list(.string), "session": .string, "all": .bool]
 }
 
 extension Resume {
-    public static var parameters: [String: ParameterShape]? { ["ids": .list(.string), "session": .string, "all": .bool] }
+    public static let parameters: [String: ParameterShape]? = ["ids": .list(.string), "session": .string, "all": .bool]
 }
 
 extension Subscribe {
-    public static var parameters: [String: ParameterShape]? { ["session": .string, "ids": .list(.string), "all": .bool, "after": .integer(minimum: 0)] }
+    public static let parameters: [String: ParameterShape]? = ["session": .string, "ids": .list(.string), "all": .bool, "after": .integer(minimum: 0)]
 }
 
 extension Unsubscribe {
-    public static var parameters: [String: ParameterShape]? { ["subscription": .integer(minimum: Int64.min)] }
+    public static let parameters: [String: ParameterShape]? = ["subscription": .integer(minimum: Int64.min)]
 }
 
 extension Ack {
-    public static var parameters: [String: ParameterShape]? { ["session": .string, "seq": .unsigned64] }
+    public static let parameters: [String: ParameterShape]? = ["session": .string, "seq": .unsigned64]
 }
 
 extension Version {
-    public static var parameters: [String: ParameterShape]? { [:] }
+    public static let parameters: [String: ParameterShape]? = [:]
 }
 
 extension MetricsMethod {
-    public static var parameters: [String: ParameterShape]? { [:] }
+    public static let parameters: [String: ParameterShape]? = [:]
 }
 
 extension Reload {
-    public static var parameters: [String: ParameterShape]? { [:] }
+    public static let parameters: [String: ParameterShape]? = [:]
 }
 
 extension PriorityMethod {
-    public static var parameters: [String: ParameterShape]? { ["id": .string, "priority": .string] }
+    public static let parameters: [String: ParameterShape]? = ["id": .string, "priority": .string]
 }
 
 extension Move {
-    public static var parameters: [String: ParameterShape]? { ["id": .string, "first": .bool, "before": .string] }
+    public static let parameters: [String: ParameterShape]? = ["id": .string, "first": .bool, "before": .string]
 }

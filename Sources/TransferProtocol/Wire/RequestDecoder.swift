@@ -92,7 +92,9 @@ public struct RequestDecoder: Sendable {
 
     /// The parameters of `method` from a request line; a request without `params` decodes as `{}`.
     public static func decodeParams<M: RPCMethod>(_ method: M.Type, _ line: Data, _ hasParams: Bool) throws(RPCError) -> M.Params {
-        if hasParams, let known = M.parameters, let problem = shapeProblem(line, known: known, method: M.name) {
+        if hasParams, let known = M.parameters, !ParameterFit<M>.check(line),
+            let problem = shapeProblem(line, known: known, method: M.name)
+        {
             throw RPCError(.invalidParams, "invalid params for \(M.name): \(problem)")
         }
         do {
