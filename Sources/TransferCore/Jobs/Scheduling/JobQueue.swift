@@ -17,7 +17,9 @@ struct QueueKey: Comparable, Sendable {
 /// The queued jobs in the order they start, with the host each one fetches from.
 ///
 /// Kept sorted by `QueueKey`; an insertion or removal is a binary search and one move of the
-/// array's tail, so a queue of a hundred thousand jobs takes a submit in microseconds.
+/// entries on the shorter side, so a queue of a million jobs takes a submit, and gives up the job
+/// that starts (near its front), in microseconds. The entries live in `storage` from `head` on;
+/// the slots before `head` are spent and are dropped once they are half of the storage.
 struct JobQueue {
     struct Entry: Sendable {
         var key: QueueKey
@@ -26,23 +28,38 @@ struct JobQueue {
         var host: String
     }
 
-    private(set) var entries: [Entry] = []
+    private var storage: [Entry] = []
+    private var head = 0
     private var keys: [String: QueueKey] = [:]
     /// Host → how many queued jobs fetch from it.
     private(set) var queuedPerHost: [String: Int] = [:]
 
-    var count: Int { entries.count }
-    var isEmpty: Bool { entries.isEmpty }
+    /// The entries in the order they start.
+    var entries: ArraySlice<Entry> { storage[head...] }
+    var count: Int { storage.count - head }
+    var isEmpty: Bool { count == 0 }
     func contains(_ id: String) -> Bool { keys[id] != nil }
     func key(of id: String) -> QueueKey? { keys[id] }
-    subscript(index: Int) -> Entry { entries[index] }
+    subscript(index: Int) -> Entry { storage[head + index] }
 
     /// Queues `id` at `key`, or moves it there when it is queued already.
     mutating func insert(_ id: String, key: QueueKey, host: String) {
         if keys[id] != nil { remove(id) }
         // Jobs queued in their order (start-up, most submits) go at the end.
-        let index = entries.last.map { key < $0.key } == true ? firstIndex(after: key) : entries.count
-        entries.insert(Entry(key: key, id: id, host: host), at: index)
+        let entry = Entry(key: key, id: id, host: host)
+        if storage.last.map({ key < $0.key }) != true {
+            storage.append(entry)
+        } else {
+            let index = firstIndex(after: key)
+            if head > 0, index < count / 2 {
+                // Nearer the front: move the entries before it one slot towards the spent ones.
+                head -= 1
+                for slot in head..<(head + index) { storage[slot] = storage[slot + 1] }
+                storage[head + index] = entry
+            } else {
+                storage.insert(entry, at: head + index)
+            }
+        }
         keys[id] = key
         queuedPerHost[host, default: 0] += 1
     }
@@ -52,8 +69,8 @@ struct JobQueue {
     mutating func remove(_ id: String) -> Entry? {
         guard let key = keys[id] else { return nil }
         var index = firstIndex(notBefore: key)
-        while index < entries.count, entries[index].id != id { index += 1 }
-        guard index < entries.count else {
+        while index < count, self[index].id != id { index += 1 }
+        guard index < count else {
             keys[id] = nil
             return nil
         }
@@ -62,7 +79,22 @@ struct JobQueue {
 
     @discardableResult
     mutating func remove(at index: Int) -> Entry {
-        let entry = entries.remove(at: index)
+        let entry = self[index]
+        if index < count / 2 {
+            // Nearer the front: move the entries before it one slot back and spend the first slot.
+            for slot in stride(from: head + index, to: head, by: -1) { storage[slot] = storage[slot - 1] }
+            head += 1
+            if head >= 1024, head * 2 >= storage.count {
+                storage.removeFirst(head)
+                head = 0
+            }
+        } else {
+            storage.remove(at: head + index)
+        }
+        if isEmpty {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        }
         keys[entry.id] = nil
         let left = (queuedPerHost[entry.host] ?? 1) - 1
         queuedPerHost[entry.host] = left > 0 ? left : nil
@@ -71,20 +103,20 @@ struct JobQueue {
 
     /// The index of the first entry whose key is not below `key`.
     private func firstIndex(notBefore key: QueueKey) -> Int {
-        var (low, high) = (0, entries.count)
+        var (low, high) = (0, count)
         while low < high {
             let middle = (low + high) / 2
-            if entries[middle].key < key { low = middle + 1 } else { high = middle }
+            if self[middle].key < key { low = middle + 1 } else { high = middle }
         }
         return low
     }
 
     /// The index of the first entry whose key is above `key` (equal keys keep their arrival order).
     private func firstIndex(after key: QueueKey) -> Int {
-        var (low, high) = (0, entries.count)
+        var (low, high) = (0, count)
         while low < high {
             let middle = (low + high) / 2
-            if key < entries[middle].key { high = middle } else { low = middle + 1 }
+            if key < self[middle].key { high = middle } else { low = middle + 1 }
         }
         return low
     }
