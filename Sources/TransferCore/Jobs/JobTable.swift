@@ -92,16 +92,17 @@ struct JobTable {
 
     /// Adds a queued download known only by its light form (start-up, or a submit whose record is
     /// written): its record, as the journal holds it, is read when asked for.
-    mutating func insertQueued(_ id: String, _ job: QueuedJob) {
-        if contains(id) { remove(id) }
+    /// `replacing` false: `id` is known to be new (start-up reads each job once).
+    mutating func insertQueued(_ id: String, _ job: QueuedJob, replacing: Bool = true) {
+        if replacing, contains(id) { remove(id) }
         index(id)
         queuedLight[id] = job
         noteUnfinished(id, writing: job.destination, owner: job.summary.owner, weight: Int(job.summary.weight), paused: job.paused)
     }
 
     /// Adds a finished job known only by its summary (start-up, before its record is needed).
-    mutating func insertFinished(_ id: String, _ summary: FinishedJob) {
-        if contains(id) { remove(id) }
+    mutating func insertFinished(_ id: String, _ summary: FinishedJob, replacing: Bool = true) {
+        if replacing, contains(id) { remove(id) }
         index(id)
         finished[id] = summary
         bytesPerOwner[summary.owner, default: 0] += Int(summary.weight)

@@ -130,7 +130,7 @@ public actor TransferManager {
         jobs.reserveFinished(finished.count)
         for (id, var summary) in finished {
             summary.weight = summary.weight &+ UInt32(clamping: requestSizes[id] ?? 0)
-            jobs.insertFinished(id, summary)
+            jobs.insertFinished(id, summary, replacing: false)
             nextOrder = max(nextOrder, summary.order + 1)
             if let seq = summary.eventSeq, seq < 1 << 62 { lastSeq = max(lastSeq, seq) }
         }
@@ -140,10 +140,11 @@ public actor TransferManager {
         light.sort { Self.queueKey($0.job) < Self.queueKey($1.job) }
         jobs.reserveQueued(light.count)
         var queue = JobQueue()
+        queue.reserveCapacity(light.count + recovered.count)
         var hosts: [String: String] = [:]
         for (id, var job, host) in light {
             job.summary.weight = job.summary.weight &+ UInt32(clamping: requestSizes[id] ?? 0)
-            jobs.insertQueued(id, job)
+            jobs.insertQueued(id, job, replacing: false)
             nextOrder = max(nextOrder, job.summary.order + 1)
             if let seq = job.summary.eventSeq, seq < 1 << 62 { lastSeq = max(lastSeq, seq) }
             // One copy of each host's name, shared by its jobs.

@@ -42,6 +42,12 @@ struct JobQueue {
     func key(of id: String) -> QueueKey? { keys[id] }
     subscript(index: Int) -> Entry { storage[head + index] }
 
+    /// Makes room for `count` entries in all (start-up, which knows how many it queues).
+    mutating func reserveCapacity(_ count: Int) {
+        storage.reserveCapacity(count)
+        keys.reserveCapacity(count)
+    }
+
     /// Queues `id` at `key`, or moves it there when it is queued already.
     mutating func insert(_ id: String, key: QueueKey, host: String) {
         if keys[id] != nil { remove(id) }
