@@ -19,6 +19,9 @@ extension Journal {
 
     /// Calls `body` with every live key and its value as they are on disk, without copying the
     /// values: the file is mapped for the call. For start-up, before anything is written.
+    ///
+    /// Values come in the order of the file, which is mostly the order jobs were submitted in: the
+    /// mapping is read front to back, and what the caller sorts by submission is nearly sorted.
     public func forEachLiveValue(_ body: (String, UnsafeRawBufferPointer) throws -> Void) throws {
         try state.withLock { state in
             let size = state.statistics.fileBytes
@@ -28,7 +31,8 @@ extension Journal {
             }
             defer { munmap(mapping, size) }
             let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
-            for (key, location) in state.index where location.offset + location.length <= size {
+            let live = state.index.filter { $0.value.offset + $0.value.length <= size }.sorted { $0.value.offset < $1.value.offset }
+            for (key, location) in live {
                 try body(key, UnsafeRawBufferPointer(rebasing: buffer[location.offset..<(location.offset + location.length)]))
             }
         }
