@@ -19,22 +19,44 @@ extension Journal {
 
     /// Calls `body` with every live key and its value as they are on disk, without copying the
     /// values: the file is mapped for the call. For start-up, before anything is written.
-    ///
-    /// Values come in the order of the file, which is mostly the order jobs were submitted in: the
-    /// mapping is read front to back, and what the caller sorts by submission is nearly sorted.
     public func forEachLiveValue(_ body: (String, UnsafeRawBufferPointer) throws -> Void) throws {
+        try withLiveValues { values in
+            for index in 0..<values.count { try body(values.key(index), values.value(index)) }
+        }
+    }
+
+    /// Calls `body` with every live key and its value as they are on disk, in the order of the
+    /// file: the file is mapped for the call, and `body` may read the values from several threads.
+    /// For start-up, before anything is written.
+    ///
+    /// The order of the file is mostly the order jobs were submitted in: the mapping is read
+    /// front to back, and what the caller sorts by submission is nearly sorted.
+    public func withLiveValues<T>(_ body: (LiveValues) throws -> T) throws -> T? {
         try state.withLock { state in
             let size = state.statistics.fileBytes
-            guard size > 0, !state.index.isEmpty else { return }
+            guard size > 0, !state.index.isEmpty else { return nil }
             guard let mapping = mmap(nil, size, PROT_READ, MAP_SHARED, state.fd, 0), mapping != MAP_FAILED else {
                 throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("mmap", path))")
             }
             defer { munmap(mapping, size) }
-            let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
             let live = state.index.filter { $0.value.offset + $0.value.length <= size }.sorted { $0.value.offset < $1.value.offset }
-            for (key, location) in live {
-                try body(key, UnsafeRawBufferPointer(rebasing: buffer[location.offset..<(location.offset + location.length)]))
-            }
+            return try body(LiveValues(entries: live, file: UnsafeRawBufferPointer(start: mapping, count: size)))
+        }
+    }
+
+    /// The live keys and where their values lie in the mapped file, valid during `withLiveValues`.
+    ///
+    /// `@unchecked Sendable`: nothing in it changes, and the mapping outlives every reader.
+    public struct LiveValues: @unchecked Sendable {
+        fileprivate let entries: [(key: String, value: Location)]
+        fileprivate let file: UnsafeRawBufferPointer
+
+        public var count: Int { entries.count }
+        public func key(_ index: Int) -> String { entries[index].key }
+
+        public func value(_ index: Int) -> UnsafeRawBufferPointer {
+            let location = entries[index].value
+            return UnsafeRawBufferPointer(rebasing: file[location.offset..<(location.offset + location.length)])
         }
     }
 

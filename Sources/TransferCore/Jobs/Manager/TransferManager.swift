@@ -63,57 +63,14 @@ public actor TransferManager {
         self.hookSelector = hookSelector
         let decoder = WireCoding.decoder()
         jobs = JobTable { [journal] id in Self.readRecord(id, from: journal) }
-        // Finished jobs are read as summaries (JobSummaryScan); only unfinished ones are decoded.
-        var sequenceRecord: [UInt8]?
+        // Finished jobs and queued downloads are read as summaries (JobSummaryScan); only other
+        // unfinished ones are decoded.
+        var replay = try Self.replay(journal)
+        // Taken out, so that sorting them does not copy them.
+        var (recovered, light) = (replay.recovered, replay.light)
+        (replay.recovered, replay.light) = ([], [])
+        let (sequenceRecord, holdRecord, finished, requestSizes) = (replay.sequenceRecord, replay.holdRecord, replay.finished, replay.requestSizes)
         var lastSeq: UInt64 = 0
-        var holdRecord = false
-        var recovered: [JobRecord] = []
-        var finished: [(id: String, summary: FinishedJob)] = []
-        // Queued downloads not yet started, kept light: their records stay in the journal.
-        var light: [(id: String, job: QueuedJob, host: String)] = []
-        var requestSizes: [String: Int] = [:]
-        try journal.forEachLiveValue { key, value in
-            if key.hasPrefix("req/") {
-                requestSizes[String(key.dropFirst(4))] = value.count
-                return
-            }
-            if key == Self.sequenceKey {
-                sequenceRecord = Array(value)
-                return
-            }
-            if key == Self.holdKey {
-                holdRecord = true
-                return
-            }
-            guard key.hasPrefix("job/") else { return }
-            switch JobSummaryScan.replayed(of: value) {
-            case .finished(var summary):
-                summary.weight = UInt32(clamping: value.count)
-                finished.append((String(key.dropFirst(4)), summary))
-                return
-            case .queued(var job, let host):
-                job.summary.weight = UInt32(clamping: value.count)
-                light.append((String(key.dropFirst(4)), job, host))
-                return
-            case nil:
-                break
-            }
-            do {
-                let job = try decoder.decode(JobRecord.self, from: Data(value))
-                if job.state.isTerminal {
-                    var summary = FinishedJob(job)
-                    summary.weight = UInt32(clamping: value.count)
-                    finished.append((job.id, summary))
-                } else {
-                    recovered.append(job)
-                }
-            } catch {
-                throw JournalError(
-                    code: .corrupt,
-                    message: "the journal \(journal.path) holds a record for \(key) that this version cannot read (\(error)); "
-                        + "run the transferd version that wrote it, or move the journal aside")
-            }
-        }
         // The large fields of unfinished jobs, read once the file is no longer mapped for the scan.
         try Self.attachRequests(to: &recovered, from: journal, decoder: decoder)
         held = holdRecord
