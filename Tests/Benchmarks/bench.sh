@@ -580,9 +580,10 @@ if want_row big; then
     declare -a CURL_NS=() CURL_RSS=() CURL_SYNC=() CURL_CPU=() ARIA_NS=() ARIA_RSS=() ARIA_SYNC=() ARIA_CPU=()
     declare -a ARIAD_NS=() ARIAD_RSS=() ARIAD_CPU=() TD_NS=() TD_DAEMON_NS=() TD_RSS=() TD_CPU=()
     declare -a BL_NS=() BL_DAEMON_NS=() BL_RSS=() BL_CPU=()
-    # One function per tool; each run starts with the next tool in turn. The machine's state left by
-    # the tool before (freed page cache, ext4's freed blocks) changes the next one's cost by up to 2x
-    # on some virtual machines, so a fixed order would favour whoever follows the same tool each time.
+    # One function per tool, run in an order that changes from run to run: each run starts with
+    # the next tool in turn, and every other run goes backwards, so that no tool always runs first
+    # or always after the same one. The state one run leaves (freed page cache, ext4's freed blocks)
+    # changed the next one's CPU by up to 2x on the virtual machine these figures come from.
     big_curl() {
         dest=$OUT/curl.bin
         between_runs "$dest"
@@ -633,7 +634,8 @@ if want_row big; then
         first=$((run == 1 ? 1 : 0))
         tag="big run $run/$RUNS"
         for ((i = 0; i < ${#BIG_TOOLS[@]}; i++)); do
-            "big_${BIG_TOOLS[(i + run - 1) % ${#BIG_TOOLS[@]}]}"
+            step=$((run % 2 ? i : ${#BIG_TOOLS[@]} - 1 - i))
+            "big_${BIG_TOOLS[(step + run - 1) % ${#BIG_TOOLS[@]}]}"
         done
         between_runs "$OUT"/*.bin
     done
