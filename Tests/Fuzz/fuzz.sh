@@ -32,6 +32,8 @@ if [ -x "$toolchain/bin/llvm-symbolizer" ]; then
 fi
 # Let libFuzzer, not Swift's backtracer, catch a crash, so that it saves the input.
 export SWIFT_BACKTRACE=enable=no
+# Leaks LeakSanitizer reports of values that live for the whole process (see the file).
+export LSAN_OPTIONS="suppressions=$PWD/Tests/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 corpus_name() {  # FuzzRequestDecoder -> request-decoder
     sed -e 's/^Fuzz//' -e 's/\([a-z]\)\([A-Z]\)/\1-\2/g' <<<"$1" | tr '[:upper:]' '[:lower:]'
