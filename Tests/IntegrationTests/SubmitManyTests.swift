@@ -198,8 +198,10 @@ struct SubmitManyTests {
         let stop = try #require(try JSONSerialization.jsonObject(with: Data(client.readLine())) as? [String: Any])
         #expect(stop["id"] as? String == "stop" && (stop["result"] as? [String: Any]) != nil, "\(stop)")
         let used = try syncs() - before
-        // One sync each would be 1,000; how many share one depends on the machine's speed.
-        #expect(used > 0 && used < 500, "1,000 pipelined submits took \(used) journal syncs")
+        // One sync each would be 1,000 or more. How many share one depends on how fast a sync is
+        // against how fast the daemon takes submits: 575 on a loaded 2-core machine whose syncs take
+        // a fraction of a millisecond, so only "fewer than one each" holds everywhere.
+        #expect(used > 0 && used < 1000, "1,000 pipelined submits took \(used) journal syncs")
         try await server.shutdown()
     }
 
