@@ -48,7 +48,7 @@ extension TransferManager {
 
     /// The record of the large fields of `job`.
     func requestChange(_ job: JobRecord) throws -> Journal.Change {
-        .put(key: job.requestKey, value: Array(try encoder.encode(job.requestRecord)))
+        .put(key: job.requestKey, value: try encoder.bytes(job.requestRecord))
     }
 
     /// Decodes the state record `value` of a job, with its large fields from `journal` when they

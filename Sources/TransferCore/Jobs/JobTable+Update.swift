@@ -9,7 +9,7 @@ extension JobTable {
     mutating func update(_ job: JobRecord) throws(CoreError) -> Journal.Change {
         let value: [UInt8]
         do {
-            value = Array(try encoder.encode(job.stateRecord))
+            value = try encoder.bytes(job.stateRecord)
         } catch {
             throw CoreError(.internalFailure, "job \(job.wireID) could not be encoded (\(error)); nothing was changed")
         }

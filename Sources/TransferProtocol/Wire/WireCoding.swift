@@ -47,11 +47,14 @@ public enum WireCoding {
 extension WireCoding {
     /// `value` as `encoder()` would encode it, by `WireJSONEncoder` when it can (several times
     /// faster), else by `JSONEncoder`.
-    public static func encode(_ value: some Encodable) throws -> Data {
+    public static func encode(_ value: some Encodable) throws -> Data { Data(try bytes(value)) }
+
+    /// The same as bytes, as the journal keeps records, without a copy through `Data`.
+    public static func bytes(_ value: some Encodable) throws -> [UInt8] {
         do {
-            return try WireJSONEncoder().encode(value)
+            return try WireJSONEncoder().bytes(value)
         } catch is WireJSONEncoder.Unsupported {
-            return try encoder().encode(value)
+            return Array(try encoder().encode(value))
         }
     }
 }
@@ -61,4 +64,7 @@ public struct WireEncoder: Sendable {
     public init() {}
 
     public func encode(_ value: some Encodable) throws -> Data { try WireCoding.encode(value) }
+
+    /// `WireCoding.bytes`: for journal records.
+    public func bytes(_ value: some Encodable) throws -> [UInt8] { try WireCoding.bytes(value) }
 }

@@ -8,18 +8,18 @@ import Foundation
 /// shared buffer), which is written once every container is complete, objects with their keys in
 /// byte order as `.sortedKeys` sorts them. A value it does not write as `JSONEncoder` would (`Data`,
 /// `URL`, `Decimal`, a non-finite number, `superEncoder`) throws `Unsupported`, and
-/// `WireCoding.encode` then uses `JSONEncoder`.
+/// `WireCoding.bytes` then uses `JSONEncoder`.
 struct WireJSONEncoder {
     struct Unsupported: Error {}
 
-    func encode(_ value: some Encodable) throws -> Data {
+    func bytes(_ value: some Encodable) throws -> [UInt8] {
         let tree = Tree()
         let root = try tree.slot(for: value)
         if tree.refused { throw Unsupported() }
         var out = [UInt8]()
         out.reserveCapacity(tree.text.count + 256)
         try tree.write(root, to: &out)
-        return Data(out)
+        return out
     }
 }
 
@@ -89,6 +89,8 @@ extension WireJSONEncoder {
             return .text(start..<text.count)
         }
 
+        private static let hexDigits = Array("0123456789abcdef".utf8)
+
         /// `value` as a JSON string: `"`, `\` and control characters escaped as `JSONEncoder` does.
         static func quote(_ value: String, into out: inout [UInt8]) {
             out.append(UInt8(ascii: "\""))
@@ -109,10 +111,9 @@ extension WireJSONEncoder {
                     case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
                     case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
                     default:
-                        let hex = Array("0123456789abcdef".utf8)
-                        out.append(contentsOf: Array("\\u00".utf8))
-                        out.append(hex[Int(byte >> 4)])
-                        out.append(hex[Int(byte & 0xF)])
+                        out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                        out.append(Self.hexDigits[Int(byte >> 4)])
+                        out.append(Self.hexDigits[Int(byte & 0xF)])
                     }
                 }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainFrom...]))

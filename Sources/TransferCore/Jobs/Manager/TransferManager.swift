@@ -127,7 +127,7 @@ public actor TransferManager {
                 job.nextAttemptAt = nil
                 job.error = Self.refusedAtReplay(problem)
                 _ = job.numberEnd(outbox.next().seq, hookSelector: hookSelector)
-                if let value = try? encoder.encode(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: Array(value))) }
+                if let value = try? encoder.bytes(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: value)) }
                 PartialFile.remove(job.partialPath, roots: configuration.allowedRoots)
                 logger.error("journaled job refused at start-up", metadata: ["job": "\(job.id)", "error": "\(problem)"])
             } else if job.state == .running, let size = Self.landedSize(job) {
@@ -139,7 +139,7 @@ public actor TransferManager {
                 // Numbered below the reservation just written; published to nobody, as nobody has subscribed yet.
                 _ = job.numberEnd(outbox.next().seq, hookSelector: hookSelector)
                 // Not written here, the check holds again on the next start if this one is lost.
-                if let value = try? encoder.encode(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: Array(value))) }
+                if let value = try? encoder.bytes(job.stateRecord) { startupChanges.append(.put(key: job.journalKey, value: value)) }
                 Self.logger(logger, forJob: job.id).info("job had landed before the restart", metadata: ["bytes": "\(size)", "destination": "\(job.destination)"])
             } else if job.state == .running, job.paused == true {
                 // Paused while its transfer was stopping: it stays paused, from its last checkpoint.
@@ -334,7 +334,7 @@ public actor TransferManager {
     }
 
     func encode(_ job: JobRecord) throws -> [UInt8] {
-        Array(try encoder.encode(job.stateRecord))
+        try encoder.bytes(job.stateRecord)
     }
 
     func newJobID() -> String {
