@@ -155,7 +155,7 @@ let package = Package(
             dependencies: ["TransferCore", "TransferProtocol", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Fuzz/FuzzSubmitToEngine"
         ),
-        .testTarget(name: "TransferProtocolTests", dependencies: ["TransferProtocol"]),
+        .testTarget(name: "TransferProtocolTests", dependencies: ["TransferProtocol", "TransferTestSupport"]),
         .testTarget(
             name: "TransferCoreTests",
             dependencies: [

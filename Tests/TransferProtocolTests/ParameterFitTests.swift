@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TransferProtocol
+import TransferTestSupport
 
 /// `ParameterFit` lets params through without the full probe; it must say "fits" exactly when
 /// `RequestDecoder.shapeProblem` finds no problem, or a misfit would go unnamed.
@@ -40,7 +41,7 @@ struct ParameterFitTests {
 
     /// Random params built from the methods' own names, a few unknown ones, and values of every kind.
     @Test func agreesWithTheProbeOnRandomParams() {
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         let values = [
             #""text""#, #""""#, "true", "false", "null", "0", "-1", "1", "1.5", "-0.0", "1e3", "1e400", "-1e400",
             "9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
@@ -70,18 +71,5 @@ struct ParameterFitTests {
         }
         // Both answers are exercised, not only misfits.
         #expect(fitting > 300 && fitting < 5700, "\(fitting) of 6000 fit")
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so that a failing case repeats.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

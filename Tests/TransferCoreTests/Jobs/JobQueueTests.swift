@@ -1,16 +1,14 @@
 import Testing
 @testable import TransferCore
+import TransferTestSupport
 
 @Suite("The queue's order under inserts and removals")
 struct JobQueueTests {
     /// The queue against a plain sorted array, through random inserts, moves, removals by id and
     /// takes at any index (mostly near the front, as the scheduler takes), across compactions.
     @Test func keepsTheOrderOfASortedArray() {
-        var seed: UInt64 = 0x51DE
-        func next(_ bound: Int) -> Int {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
-            return Int((seed >> 33) % UInt64(bound))
-        }
+        var random = SplitMix64(seed: 0x51DE)
+        func next(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
         var queue = JobQueue()
         var model: [JobQueue.Entry] = []
         var order: UInt64 = 0
