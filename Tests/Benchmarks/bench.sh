@@ -612,22 +612,17 @@ if want_row big; then
         ARIAD_NS+=("$WALL_NS"); ARIAD_RSS+=("$RSS_KIB"); ARIAD_CPU+=("$CPU_S")
         echo "$tag: aria2c_defaults wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$RSS_KIB")"
     }
-    big_transferd() {
-        dest=$OUT/transferd.bin
+    big_daemon() { # NAME PID SOCKET ARRAY_PREFIX (TD or BL)
+        local -n d_ns=${4}_NS d_daemon_ns=${4}_DAEMON_NS d_rss=${4}_RSS d_cpu=${4}_CPU
+        dest=$OUT/$1.bin
         between_runs "$dest"
-        transferd_run "transferd ($tag)" "$MAIN_PID" "$MAIN_SOCKET" "$dest"
-        verify "$dest" "transferd ($tag)" "$first"
-        TD_NS+=("$WALL_NS"); TD_DAEMON_NS+=("$DAEMON_NS"); TD_RSS+=("$PEAK_KIB"); TD_CPU+=("$CPU_S")
-        echo "$tag: transferd wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
+        transferd_run "$1 ($tag)" "$2" "$3" "$dest"
+        verify "$dest" "$1 ($tag)" "$first"
+        d_ns+=("$WALL_NS"); d_daemon_ns+=("$DAEMON_NS"); d_rss+=("$PEAK_KIB"); d_cpu+=("$CPU_S")
+        echo "$tag: $1 wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S rss_before_mib=$(mib_of_kib "$BEFORE_KIB") peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
     }
-    big_baseline() {
-        dest=$OUT/baseline.bin
-        between_runs "$dest"
-        transferd_run "baseline transferd ($tag)" "$BL_PID" "$BL_SOCKET" "$dest"
-        verify "$dest" "baseline transferd ($tag)" "$first"
-        BL_NS+=("$WALL_NS"); BL_DAEMON_NS+=("$DAEMON_NS"); BL_RSS+=("$PEAK_KIB"); BL_CPU+=("$CPU_S")
-        echo "$tag: baseline wall_s=$(secs "$WALL_NS") daemon_s=$(secs "$DAEMON_NS") cpu_s=$CPU_S peak_rss_mib=$(mib_of_kib "$PEAK_KIB")"
-    }
+    big_transferd() { big_daemon transferd "$MAIN_PID" "$MAIN_SOCKET" TD; }
+    big_baseline() { big_daemon baseline "$BL_PID" "$BL_SOCKET" BL; }
     BIG_TOOLS=(curl aria2 aria2_defaults transferd)
     [[ -z $BASELINE_DIR ]] || BIG_TOOLS+=(baseline)
     for ((run = 1; run <= RUNS; run++)); do
