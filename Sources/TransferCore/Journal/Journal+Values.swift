@@ -39,7 +39,7 @@ extension Journal {
                 throw JournalError(code: .io, message: "cannot read the journal: \(FileIOError("mmap", path))")
             }
             defer { munmap(mapping, size) }
-            let live = state.index.filter { $0.value.offset + $0.value.length <= size }.sorted { $0.value.offset < $1.value.offset }
+            let live = state.index.lazy.filter { $0.value.offset + $0.value.length <= size }.sorted { $0.value.offset < $1.value.offset }
             return try body(LiveValues(entries: live, file: UnsafeRawBufferPointer(start: mapping, count: size)))
         }
     }
