@@ -48,7 +48,7 @@ extension Journal {
         }
         defer { if let mapping { munmap(mapping, oldSize) } }
         let old = UnsafeRawBufferPointer(start: mapping, count: mapping == nil ? 0 : oldSize)
-        var newIndex: [String: Location] = [:]
+        var newIndex: [IndexKey: Location] = [:]
         newIndex.reserveCapacity(index.count)
         var written = 0
         var sequence = firstSequence
@@ -62,7 +62,7 @@ extension Journal {
                     throw FileIOError("read", path, errno: EIO)
                 }
                 let value = UnsafeRawBufferPointer(rebasing: old[location.offset..<(location.offset + location.length)])
-                JournalRecord.encode(sequence: sequence, operation: .put, key: key, value: value, into: &bytes)
+                JournalRecord.encode(sequence: sequence, operation: .put, key: key.key, value: value, into: &bytes)
                 newIndex[key] = Location(offset: written + bytes.count - 1 - value.count, length: value.count)
                 sequence += 1
                 if bytes.count >= 1 << 20 || number + 1 == entries.count {

@@ -14,7 +14,7 @@ extension Journal {
     }
 
     struct Recovered {
-        var index: [String: Location] = [:]
+        var index: [IndexKey: Location] = [:]
         var lastSequence: UInt64 = 0
         var fileBytes = 0
         var created = false
@@ -45,8 +45,8 @@ extension Journal {
         recovered.index.reserveCapacity(size / 600)
         let replayed = try replay(buffer, path: path) { located in
             switch located.operation {
-            case .put: recovered.index[located.key] = Location(offset: located.value.lowerBound, length: located.value.count)
-            case .delete: recovered.index.removeValue(forKey: located.key)
+            case .put: recovered.index[IndexKey(located.key)] = Location(offset: located.value.lowerBound, length: located.value.count)
+            case .delete: recovered.index.removeValue(forKey: IndexKey(located.key))
             }
         }
         if replayed.validBytes < size {

@@ -117,7 +117,7 @@ extension Journal {
                 return false
             }
             return keys.filter { key in
-                state.index[key] != nil
+                state.index[IndexKey(key)] != nil
                     || state.writing.contains { if case .put(key, _) = $0 { return true } else { return false } }
             }.map { .delete(key: $0) }
         }

@@ -12,7 +12,7 @@ extension Journal {
     public var values: [String: [UInt8]] {
         state.withLock { state in
             var values: [String: [UInt8]] = [:]
-            for (key, location) in state.index { values[key] = Self.read(location, from: state.fd) }
+            for (key, location) in state.index { values[key.key] = Self.read(location, from: state.fd) }
             return values
         }
     }
@@ -48,11 +48,14 @@ extension Journal {
     ///
     /// `@unchecked Sendable`: nothing in it changes, and the mapping outlives every reader.
     public struct LiveValues: @unchecked Sendable {
-        fileprivate let entries: [(key: String, value: Location)]
+        fileprivate let entries: [(key: IndexKey, value: Location)]
         fileprivate let file: UnsafeRawBufferPointer
 
         public var count: Int { entries.count }
-        public func key(_ index: Int) -> String { entries[index].key }
+        public func key(_ index: Int) -> String { entries[index].key.key }
+
+        /// The id of a job's key (`job/<id>`), without building the key; nil for any other key.
+        public func jobID(_ index: Int) -> String? { entries[index].key.jobID }
 
         public func value(_ index: Int) -> UnsafeRawBufferPointer {
             let location = entries[index].value
@@ -69,7 +72,7 @@ extension Journal {
                 guard case .put(_, let value) = change else { return nil }
                 return value
             }
-            return state.index[key].flatMap { Self.read($0, from: state.fd) }
+            return state.index[IndexKey(key)].flatMap { Self.read($0, from: state.fd) }
         }
     }
 

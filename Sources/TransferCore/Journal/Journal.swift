@@ -90,7 +90,7 @@ public final class Journal: Sendable {
         /// The journal file, open for appending and for reading values back.
         var fd: Int32
         var nextSequence: UInt64
-        var index: [String: Location]
+        var index: [IndexKey: Location]
         var liveBytes: Int
         var statistics = Statistics()
         /// Set while records wait in `pending` because the last write was refused for space;
@@ -154,7 +154,7 @@ public final class Journal: Sendable {
         }
         var initial = State(
             fd: fd, nextSequence: recovered.lastSequence + 1, index: recovered.index,
-            liveBytes: recovered.index.reduce(0) { $0 + Self.estimatedLineBytes(key: $1.key, length: $1.value.length) })
+            liveBytes: recovered.index.reduce(0) { $0 + Self.estimatedLineBytes(keyLength: $1.key.keyLength, length: $1.value.length) })
         initial.statistics.fileBytes = recovered.fileBytes
         state = Mutex(initial)
     }
@@ -311,18 +311,20 @@ public final class Journal: Sendable {
         switch change {
         case .put(let key, _):
             guard let location = locations.next() else { return }
-            if let old = state.index[key] { state.liveBytes -= estimatedLineBytes(key: key, length: old.length) }
-            state.index[key] = location
-            state.liveBytes += estimatedLineBytes(key: key, length: location.length)
+            let indexKey = IndexKey(key)
+            if let old = state.index.updateValue(location, forKey: indexKey) {
+                state.liveBytes -= estimatedLineBytes(keyLength: key.utf8.count, length: old.length)
+            }
+            state.liveBytes += estimatedLineBytes(keyLength: key.utf8.count, length: location.length)
         case .delete(let key):
-            if let old = state.index.removeValue(forKey: key) {
-                state.liveBytes -= estimatedLineBytes(key: key, length: old.length)
+            if let old = state.index.removeValue(forKey: IndexKey(key)) {
+                state.liveBytes -= estimatedLineBytes(keyLength: key.utf8.count, length: old.length)
             }
         }
     }
 
-    private static func estimatedLineBytes(key: String, length: Int) -> Int {
-        key.utf8.count + length + 40
+    private static func estimatedLineBytes(keyLength: Int, length: Int) -> Int {
+        keyLength + length + 40
     }
 }
 

@@ -75,7 +75,8 @@ func fillJournal(
     let pattern = String(decoding: try WireCoding.encoder().encode(job), as: UTF8.self)
     var changes: [Journal.Change] = []
     for index in first..<(first + count) {
-        let id = String(UInt64(index) &* 0x9E37_79B9_7F4A_7C15, radix: 16).leftPadded(16)
+        // 15 hex digits, as the daemon generates them.
+        let id = String((UInt64(index) &* 0x9E37_79B9_7F4A_7C15) >> 4, radix: 16).leftPadded(15)
         let text = pattern.replacingOccurrences(of: "@ID@", with: id).replacingOccurrences(of: "@N@", with: "\(index)")
             .replacingOccurrences(of: "424242424242", with: "\(index + 1)").replacingOccurrences(of: "434343434343", with: "\(index + 1)")
         changes.append(.put(key: JobRecord.journalKey(id), value: Array(text.utf8)))

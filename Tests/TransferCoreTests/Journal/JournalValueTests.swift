@@ -44,4 +44,23 @@ struct JournalValueTests {
         #expect(seen == journal.values && seen.count == 10)
         #expect(reopened.value(forKey: "job/3") == Array(#"{"round":199,"job":3}"#.utf8))
     }
+
+    /// The index holds a job's key by its id alone and every other key whole: no two keys are
+    /// held alike, and each reads back as written, through a restart and a compaction.
+    @Test func keysThatLookAlikeStayApart() async throws {
+        let keys = ["job/a", "a", "/a", "job//a", "job/", "job", "req/a", "meta/event-seq", "job/0123456789abcde", "job/1000:a.b-c_d"]
+        for key in keys {
+            let held = Journal.IndexKey(key)
+            #expect(held.key == key && held.keyLength == key.utf8.count)
+            #expect(held.jobID == (key.hasPrefix("job/") && !key.hasPrefix("job//") ? String(key.dropFirst(4)) : nil))
+        }
+        #expect(Set(keys.map(Journal.IndexKey.init)).count == keys.count)
+        let directory = try TemporaryDirectory()
+        let journal = try Journal(directory: directory.path, logger: logger)
+        try await journal.commit(keys.enumerated().map { .put(key: $1, value: Array("v\($0)".utf8)) })
+        try await journal.compact()
+        for (number, key) in keys.enumerated() { #expect(journal.value(forKey: key) == Array("v\(number)".utf8)) }
+        let reopened = try Journal(directory: directory.path, logger: logger)
+        #expect(reopened.values == Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, Array("v\($0)".utf8)) }))
+    }
 }

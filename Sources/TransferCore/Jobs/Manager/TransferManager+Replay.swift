@@ -49,8 +49,12 @@ extension TransferManager {
         let decoder = WireCoding.decoder()
         var replay = Replay()
         for index in range {
-            let key = values.key(index)
             let value = values.value(index)
+            if let id = values.jobID(index) {
+                try replayJob(id, value, into: &replay, decoder: decoder, journalPath: journalPath)
+                continue
+            }
+            let key = values.key(index)
             if key.hasPrefix("req/") {
                 replay.requestSizes[String(key.dropFirst(4))] = value.count
                 continue
@@ -64,34 +68,42 @@ extension TransferManager {
                 continue
             }
             guard key.hasPrefix("job/") else { continue }
-            switch JobSummaryScan.replayed(of: value) {
-            case .finished(var summary):
-                summary.weight = UInt32(clamping: value.count)
-                replay.finished.append((String(key.dropFirst(4)), summary))
-                continue
-            case .queued(var job, let host):
-                job.summary.weight = UInt32(clamping: value.count)
-                replay.light.append((String(key.dropFirst(4)), job, host))
-                continue
-            case nil:
-                break
-            }
-            do {
-                let job = try decoder.decode(JobRecord.self, from: Data(value))
-                if job.state.isTerminal {
-                    var summary = FinishedJob(job)
-                    summary.weight = UInt32(clamping: value.count)
-                    replay.finished.append((job.id, summary))
-                } else {
-                    replay.recovered.append(job)
-                }
-            } catch {
-                throw JournalError(
-                    code: .corrupt,
-                    message: "the journal \(journalPath) holds a record for \(key) that this version cannot read (\(error)); "
-                        + "run the transferd version that wrote it, or move the journal aside")
-            }
+            try replayJob(String(key.dropFirst(4)), value, into: &replay, decoder: decoder, journalPath: journalPath)
         }
         return replay
+    }
+
+    /// Reads the record of job `id`: a finished or queued job as its summary when the record's
+    /// shape allows, anything else decoded whole.
+    private static func replayJob(
+        _ id: String, _ value: UnsafeRawBufferPointer, into replay: inout Replay, decoder: JSONDecoder, journalPath: String
+    ) throws {
+        switch JobSummaryScan.replayed(of: value) {
+        case .finished(var summary):
+            summary.weight = UInt32(clamping: value.count)
+            replay.finished.append((id, summary))
+            return
+        case .queued(var job, let host):
+            job.summary.weight = UInt32(clamping: value.count)
+            replay.light.append((id, job, host))
+            return
+        case nil:
+            break
+        }
+        do {
+            let job = try decoder.decode(JobRecord.self, from: Data(value))
+            if job.state.isTerminal {
+                var summary = FinishedJob(job)
+                summary.weight = UInt32(clamping: value.count)
+                replay.finished.append((id, summary))
+            } else {
+                replay.recovered.append(job)
+            }
+        } catch {
+            throw JournalError(
+                code: .corrupt,
+                message: "the journal \(journalPath) holds a record for \(JobRecord.journalKey(id)) that this version cannot read (\(error)); "
+                    + "run the transferd version that wrote it, or move the journal aside")
+        }
     }
 }

@@ -337,9 +337,12 @@ public actor TransferManager {
         try encoder.bytes(job.stateRecord)
     }
 
+    /// A new job id: 15 hex digits (60 random bits). Swift keeps a string of 15 bytes or fewer
+    /// inline, so the job table, the queue and the journal's index hold a generated id without a
+    /// heap allocation of its own.
     func newJobID() -> String {
         while true {
-            let id = String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(to: 16)
+            let id = String(UInt64.random(in: 0..<(1 << 60)), radix: 16).leftPadded(to: 15)
             if !jobs.contains(id) { return id }
         }
     }

@@ -1,0 +1,36 @@
+extension Journal {
+    /// A live key as the index holds it. A job's record (`job/<id>`) is held by its id alone: a
+    /// generated id is 15 characters, which Swift keeps inline, so the index of a million jobs
+    /// holds no string on the heap for them. Any other key is held whole behind a `/`, which no
+    /// job key's id starts with, so two keys are never held alike.
+    struct IndexKey: Hashable, Sendable {
+        private static let jobPrefix = "job/"
+
+        /// The id of a job key, or `/` and the whole key.
+        private let stored: String
+
+        init(_ key: String) {
+            let utf8 = key.utf8
+            if utf8.starts(with: Self.jobPrefix.utf8), utf8.dropFirst(4).first != UInt8(ascii: "/") {
+                stored = String(Substring(key.utf8.dropFirst(4)))
+            } else {
+                stored = "/" + key
+            }
+        }
+
+        /// The key as records and callers spell it.
+        var key: String {
+            stored.utf8.first == UInt8(ascii: "/") ? String(Substring(stored.utf8.dropFirst())) : Self.jobPrefix + stored
+        }
+
+        /// The id of a job key (`job/<id>`), sharing the index's string; nil for any other key.
+        var jobID: String? {
+            stored.utf8.first == UInt8(ascii: "/") ? nil : stored
+        }
+
+        /// The length of `key` in bytes.
+        var keyLength: Int {
+            stored.utf8.first == UInt8(ascii: "/") ? stored.utf8.count - 1 : stored.utf8.count + 4
+        }
+    }
+}
