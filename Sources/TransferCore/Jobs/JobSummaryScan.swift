@@ -39,9 +39,10 @@ enum JobSummaryScan {
 
     private static func queued(_ fields: Fields, _ summary: FinishedJob, _ json: UnsafeRawBufferPointer) -> (QueuedJob, String)? {
         guard fields.onlyLightMembers, summary.state == .queued, let destination = fields.destination.map({ text(json, $0) }),
-            let url = fields.url.map({ text(json, $0) }), let host = QueuedJob.host(ofURL: url)
+            let url = fields.url.map({ text(json, $0) }), let host = QueuedJob.host(ofURL: url),
+            let job = QueuedJob(summary: summary, destination: destination, priority: fields.priority ?? .normal, position: fields.position, paused: fields.paused)
         else { return nil }
-        return (QueuedJob(summary: summary, destination: destination, priority: fields.priority ?? .normal, position: fields.position, paused: fields.paused), host)
+        return (job, host)
     }
 
     /// What one pass over a record's members found.

@@ -7,14 +7,33 @@ import TransferProtocol
 /// queue's entry). Its whole record stays in the journal and is read when the job starts or
 /// anything else asks for it (`JobTable`'s subscript), as a finished job's is. So a daemon handed,
 /// or restarted with, a million queued URLs neither decodes nor holds a million records.
+///
+/// Its members are laid out so that it takes 88 bytes (the job table holds one per queued job).
 struct QueuedJob: Sendable, Equatable {
     /// Order, creation time, owner, state (`queued`), session, and the journal bytes it holds.
     var summary: FinishedJob
-    var destination: String
     var priority: JobPriority
-    /// Where `move` put it within its class; nil: by submission order.
-    var position: Int64?
     var paused: Bool
+    var destination: String
+    /// `position`, without the room an optional takes (`Int64.min`: none; a record holding that
+    /// position is not held light).
+    private var positionOrMin: Int64
+
+    /// Where `move` put it within its class; nil: by submission order.
+    var position: Int64? {
+        get { positionOrMin == .min ? nil : positionOrMin }
+        set { positionOrMin = newValue ?? .min }
+    }
+
+    /// Nil when `position` is `Int64.min`, which only the whole record can hold.
+    init?(summary: FinishedJob, destination: String, priority: JobPriority, position: Int64?, paused: Bool) {
+        guard position != .min else { return nil }
+        self.summary = summary
+        self.priority = priority
+        self.paused = paused
+        self.destination = destination
+        self.positionOrMin = position ?? .min
+    }
 
     /// Its position within its class, as `JobRecord.queuePosition`.
     var queuePosition: Int64 { JobRecord.queuePosition(position, order: summary.order) }

@@ -56,9 +56,19 @@ struct QueuedLightTests {
         waiting.state = .waiting
         let escaped = record("escaped", url: "https://example.org/a \"b\"")
         let ftp = record("ftp", url: "ftp://example.org/a")
-        for job in [later, yielded, upload, limits, progress, waiting, escaped, ftp] {
+        var farthest = record("farthest")
+        farthest.position = .min
+        for job in [later, yielded, upload, limits, progress, waiting, escaped, ftp, farthest] {
             #expect(try scanned(job) == nil, "\(job.id)")
         }
+    }
+
+    /// The job table and the queue hold these for every queued job: a few bytes more each is a
+    /// few megabytes more for a million.
+    @Test func whatEveryQueuedJobHoldsStaysSmall() {
+        #expect(MemoryLayout<QueuedJob>.stride == 88)
+        #expect(MemoryLayout<QueueKey>.stride == 24)
+        #expect(MemoryLayout<JobQueue.Entry>.stride == 56)
     }
 
     @Test func theHostIsReadAsTheRecordsURLGivesIt() {

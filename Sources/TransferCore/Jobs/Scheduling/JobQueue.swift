@@ -1,16 +1,28 @@
 /// Where a queued job stands: its class first, then whether it continues a transfer that was
 /// stopped (a restart, a background job's yield), then its position (submission order unless moved),
 /// then submission order.
+///
+/// 24 bytes: the queue holds one in each entry and one in its index by id, for every queued job.
 struct QueueKey: Comparable, Sendable {
-    /// The class's rank (`JobPriority.rank`): lower starts first.
-    var rank: Int
-    /// 0: continues a stopped transfer, ahead of the rest of its class; 1: the others.
-    var lane: Int
     var position: Int64
     var order: UInt64
+    private var storedRank: UInt8
+    private var storedLane: UInt8
+
+    /// The class's rank (`JobPriority.rank`, 0 to 2): lower starts first.
+    var rank: Int { Int(storedRank) }
+    /// 0: continues a stopped transfer, ahead of the rest of its class; 1: the others.
+    var lane: Int { Int(storedLane) }
+
+    init(rank: Int, lane: Int, position: Int64, order: UInt64) {
+        self.position = position
+        self.order = order
+        storedRank = UInt8(clamping: rank)
+        storedLane = UInt8(clamping: lane)
+    }
 
     static func < (left: QueueKey, right: QueueKey) -> Bool {
-        (left.rank, left.lane, left.position, left.order) < (right.rank, right.lane, right.position, right.order)
+        (left.storedRank, left.storedLane, left.position, left.order) < (right.storedRank, right.storedLane, right.position, right.order)
     }
 }
 
