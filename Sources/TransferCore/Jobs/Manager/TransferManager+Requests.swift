@@ -90,7 +90,8 @@ extension TransferManager {
             do {
                 // The large fields once, then the small state record every change rewrites.
                 let stateRecord = try encode(job)
-                changes.append(contentsOf: [try requestChange(job), .put(key: job.journalKey, value: stateRecord)])
+                if job.detached == true { changes.append(try requestChange(job)) }
+                changes.append(.put(key: job.journalKey, value: stateRecord))
                 encoded.append((index, job, url))
                 stateRecords.append(stateRecord)
             } catch {
@@ -265,7 +266,9 @@ extension TransferManager {
         job.label = params.label
         job.inbox = inbox != nil ? true : nil
         job.conditional = params.conditional == true ? true : nil
-        job.detached = true
+        // Headers or certificates are written once apart (`req/<id>`); a download with neither
+        // has no record there, and one key fewer for the journal to index.
+        job.detached = job.headers.isEmpty && job.cacert == nil ? nil : true
         nextOrder += 1
         return .new(job, url)
     }
