@@ -14,8 +14,8 @@ struct JobTable {
     private var unfinished: [String: JobRecord] = [:]
     /// Queued downloads held light since start-up or their submit (`insertQueued`): setting one's
     /// record makes it whole.
-    private var queuedLight: [String: QueuedJob] = [:]
-    private var finished: [String: FinishedJob] = [:]
+    private var queuedLight = DenseTable<QueuedJob>()
+    private var finished = DenseTable<FinishedJob>()
     /// Destination → the unfinished job writing to it.
     private var writers: [String: String] = [:]
     /// Owner → how many unfinished jobs they have.
@@ -201,7 +201,7 @@ struct JobTable {
     }
 
     /// The finished jobs' summaries, in no particular order.
-    var finishedJobs: [String: FinishedJob] { finished }
+    var finishedJobs: DenseTable<FinishedJob> { finished }
 
     /// Every job's summary, in no particular order.
     func forEachSummary(_ body: (String, FinishedJob) -> Void) {
