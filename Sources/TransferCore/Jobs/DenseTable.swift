@@ -27,10 +27,11 @@ struct DenseTable<Value>: Sequence {
     }
 
     mutating func updateValue(_ value: Value, forKey id: String) {
-        if let slot = slots[id] {
+        // One lookup: a new id (most inserts) is hashed once.
+        if let slot = slots.updateValue(UInt32(entries.count), forKey: id) {
+            slots[id] = slot
             entries[Int(slot)].value = value
         } else {
-            slots[id] = UInt32(entries.count)
             entries.append((id, value))
         }
     }

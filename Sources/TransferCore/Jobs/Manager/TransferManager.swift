@@ -96,19 +96,16 @@ public actor TransferManager {
         // Light queued jobs go into the queue first, in its order, so that each is appended.
         light.sort { Self.queueKey($0.job) < Self.queueKey($1.job) }
         jobs.reserveQueued(light.count)
-        var queue = JobQueue()
-        queue.reserveCapacity(light.count + recovered.count)
-        var hosts: [String: String] = [:]
-        for (id, var job, host) in light {
+        // The queue is filled on another thread while this one fills the table, from the same
+        // list: with a million queued jobs, each takes a second or more.
+        let queueing = QueueFill(light, capacity: light.count + recovered.count)
+        for (id, var job, _) in light {
             job.summary.weight = job.summary.weight &+ UInt32(clamping: requestSizes[id] ?? 0)
             jobs.insertQueued(id, job, replacing: false)
             nextOrder = max(nextOrder, job.summary.order + 1)
             if let seq = job.summary.eventSeq, seq < 1 << 62 { lastSeq = max(lastSeq, seq) }
-            // One copy of each host's name, shared by its jobs.
-            let shared = hosts[host] ?? host
-            hosts[host] = shared
-            if !job.paused { queue.insert(id, key: Self.queueKey(job), host: shared) }
         }
+        var queue = queueing.wait()
         outbox = EventOutbox(after: lastSeq)
         // Written once the spool holds only what unfinished uploads need: start-up frees space
         // before it asks for any (a full disk must not keep the daemon from starting).

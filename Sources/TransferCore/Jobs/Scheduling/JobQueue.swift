@@ -62,7 +62,8 @@ struct JobQueue {
 
     /// Queues `id` at `key`, or moves it there when it is queued already.
     mutating func insert(_ id: String, key: QueueKey, host: String) {
-        if keys[id] != nil { remove(id) }
+        // One lookup by id: a new job (start-up, submits) is only hashed once.
+        if let old = keys.updateValue(key, forKey: id) { removeEntry(id, at: old) }
         // Jobs queued in their order (start-up, most submits) go at the end.
         let entry = Entry(key: key, id: id, host: host)
         if storage.last.map({ key < $0.key }) != true {
@@ -78,25 +79,33 @@ struct JobQueue {
                 storage.insert(entry, at: head + index)
             }
         }
-        keys[id] = key
         queuedPerHost[host, default: 0] += 1
     }
 
     /// Takes `id` out of the queue; returns its entry when it was queued.
     @discardableResult
     mutating func remove(_ id: String) -> Entry? {
-        guard let key = keys[id] else { return nil }
-        var index = firstIndex(notBefore: key)
-        while index < count, self[index].id != id { index += 1 }
-        guard index < count else {
-            keys[id] = nil
-            return nil
-        }
-        return remove(at: index)
+        guard let key = keys.removeValue(forKey: id) else { return nil }
+        return removeEntry(id, at: key)
     }
 
     @discardableResult
     mutating func remove(at index: Int) -> Entry {
+        let entry = take(at: index)
+        keys[entry.id] = nil
+        return entry
+    }
+
+    /// Takes the entry of `id`, queued at `key`, out of the storage (not out of `keys`).
+    @discardableResult
+    private mutating func removeEntry(_ id: String, at key: QueueKey) -> Entry? {
+        var index = firstIndex(notBefore: key)
+        while index < count, self[index].id != id { index += 1 }
+        return index < count ? take(at: index) : nil
+    }
+
+    /// Takes the entry at `index` out of the storage (not out of `keys`).
+    private mutating func take(at index: Int) -> Entry {
         let entry = self[index]
         if index < count / 2 {
             // Nearer the front: move the entries before it one slot back and spend the first slot.
@@ -113,7 +122,6 @@ struct JobQueue {
             storage.removeAll(keepingCapacity: true)
             head = 0
         }
-        keys[entry.id] = nil
         let left = (queuedPerHost[entry.host] ?? 1) - 1
         queuedPerHost[entry.host] = left > 0 ? left : nil
         return entry
