@@ -43,18 +43,31 @@ struct QueuedJob: Sendable, Equatable {
     /// Nil for anything else (percent-encoding, IPv6, characters a URL cannot hold unescaped,
     /// another scheme): the caller decodes the record and parses its URL then.
     static func host(ofURL url: String) -> String? {
-        var utf8 = Substring(url).utf8
-        for prefix in ["http://", "https://"] where utf8.starts(with: prefix.utf8) {
-            utf8 = utf8.dropFirst(prefix.utf8.count)
-            var authority = utf8.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        var url = url
+        return url.withUTF8 { bytes -> String? in
+            let scheme: Int
+            if bytes.starts(with: "http://".utf8) {
+                scheme = 7
+            } else if bytes.starts(with: "https://".utf8) {
+                scheme = 8
+            } else {
+                return nil
+            }
             // Every byte of the URL is one it may hold unescaped.
-            guard url.utf8.allSatisfy(isURLByte) else { return nil }
-            if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.index(after: at)...] }
+            guard bytes.allSatisfy(isURLByte) else { return nil }
+            let rest = bytes[scheme...]
+            var authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+            if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[(at + 1)...] }
             let host = authority.prefix { $0 != UInt8(ascii: ":") }
             guard !host.isEmpty, host.allSatisfy(isNameByte) else { return nil }
-            return String(decoding: host, as: UTF8.self).lowercased()
+            // Lowercased as it is read: most hosts are lowercase already.
+            return String(unsafeUninitializedCapacity: host.count) { buffer in
+                for (offset, byte) in host.enumerated() {
+                    buffer[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+                }
+                return host.count
+            }
         }
-        return nil
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
