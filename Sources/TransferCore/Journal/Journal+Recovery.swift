@@ -41,9 +41,17 @@ extension Journal {
         defer { munmap(mapping, size) }
         let buffer = UnsafeRawBufferPointer(start: mapping, count: size)
         var recovered = Recovered()
-        // About one live key per 600 bytes of a compacted journal: grown a few times at most.
+        // About one live key per 600 bytes of a compacted journal (a finished job's record); once
+        // the first records tell their size, room for as many more as the file holds of their
+        // like (a queued job's record is half as long). Not more than one per 250 bytes: a
+        // journal that rewrote its records many times holds fewer keys than records.
         recovered.index.reserveCapacity(size / 600)
+        var records = 0
         let replayed = try replay(buffer, path: path) { located in
+            records += 1
+            if records == 4096 {
+                recovered.index.reserveCapacity(min(size / 250, size * records / located.next))
+            }
             switch located.operation {
             case .put: recovered.index[IndexKey(located.key)] = Location(offset: located.value.lowerBound, length: located.value.count)
             case .delete: recovered.index.removeValue(forKey: IndexKey(located.key))
