@@ -54,7 +54,7 @@ struct EventsCommand: AsyncParsableCommand {
         if printedFailure { throw TransferCtlError.jobUnsuccessful }
     }
 
-    /// `42 completed 4f3c9a0d1e2b7a68 /srv/a.iso`, with `: the error` after a failed job.
+    /// `42 completed 4f3c9a0d1e2b7a6 /srv/a.iso`, with `: the error` after a failed job.
     static func line(_ event: JobEvent) -> String {
         var text = "\(event.seq) \(event.type.rawValue) \(TerminalText.printable(event.job.id)) \(TerminalText.printable(event.job.target))"
         if event.type == .failed, let error = event.job.error {
