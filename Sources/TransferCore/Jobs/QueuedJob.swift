@@ -20,10 +20,7 @@ struct QueuedJob: Sendable, Equatable {
     private var positionOrMin: Int64
 
     /// Where `move` put it within its class; nil: by submission order.
-    var position: Int64? {
-        get { positionOrMin == .min ? nil : positionOrMin }
-        set { positionOrMin = newValue ?? .min }
-    }
+    var position: Int64? { positionOrMin == .min ? nil : positionOrMin }
 
     /// Nil when `position` is `Int64.min`, which only the whole record can hold.
     init?(summary: FinishedJob, destination: String, priority: JobPriority, position: Int64?, paused: Bool) {

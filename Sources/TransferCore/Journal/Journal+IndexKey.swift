@@ -18,19 +18,16 @@ extension Journal {
             }
         }
 
+        /// Whether the key is a job's, held by its id.
+        private var isJob: Bool { stored.utf8.first != UInt8(ascii: "/") }
+
         /// The key as records and callers spell it.
-        var key: String {
-            stored.utf8.first == UInt8(ascii: "/") ? String(Substring(stored.utf8.dropFirst())) : Self.jobPrefix + stored
-        }
+        var key: String { isJob ? Self.jobPrefix + stored : String(Substring(stored.utf8.dropFirst())) }
 
         /// The id of a job key (`job/<id>`), sharing the index's string; nil for any other key.
-        var jobID: String? {
-            stored.utf8.first == UInt8(ascii: "/") ? nil : stored
-        }
+        var jobID: String? { isJob ? stored : nil }
 
         /// The length of `key` in bytes.
-        var keyLength: Int {
-            stored.utf8.first == UInt8(ascii: "/") ? stored.utf8.count - 1 : stored.utf8.count + 4
-        }
+        var keyLength: Int { isJob ? stored.utf8.count + 4 : stored.utf8.count - 1 }
     }
 }

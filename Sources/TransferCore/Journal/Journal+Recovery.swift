@@ -50,7 +50,7 @@ extension Journal {
         let replayed = try replay(buffer, path: path) { located in
             records += 1
             if records == 4096 {
-                recovered.index.reserveCapacity(min(size / 250, size * records / located.next))
+                recovered.index.reserveCapacity(min(size / 250, Int(Double(size) * Double(records) / Double(located.next))))
             }
             switch located.operation {
             case .put: recovered.index[IndexKey(located.key)] = Location(offset: located.value.lowerBound, length: located.value.count)

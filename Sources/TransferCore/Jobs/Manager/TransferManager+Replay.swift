@@ -67,6 +67,7 @@ extension TransferManager {
                 replay.holdRecord = true
                 continue
             }
+            // A job key the index holds whole: one whose id starts with "/" (`Journal.IndexKey`).
             guard key.hasPrefix("job/") else { continue }
             try replayJob(String(key.dropFirst(4)), value, into: &replay, decoder: decoder, journalPath: journalPath)
         }

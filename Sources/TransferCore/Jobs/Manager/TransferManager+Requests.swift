@@ -90,7 +90,12 @@ extension TransferManager {
             do {
                 // The large fields once, then the small state record every change rewrites.
                 let stateRecord = try encode(job)
-                if job.detached == true { changes.append(try requestChange(job)) }
+                if job.detached == true {
+                    changes.append(try requestChange(job))
+                } else if job.idChosenByClient {
+                    // A job this one replaces may have left large fields under the same key.
+                    changes.append(.delete(key: job.requestKey))
+                }
                 changes.append(.put(key: job.journalKey, value: stateRecord))
                 encoded.append((index, job, url))
                 stateRecords.append(stateRecord)
