@@ -90,4 +90,27 @@ struct JobIDOwnershipCoreTests {
         #expect(await manager.jobKey("nightly", caller: 1000) == "nightly")
         #expect(await manager.jobKey("nightly", caller: 1001) == "1001:nightly")
     }
+
+    /// A replacement keeps its job's key even when the id it qualified is free again: otherwise
+    /// the record of the job it replaced would stay in the journal and come back at a restart.
+    @Test func aReplacementKeepsTheKeyOfTheJobItReplaces() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        chmod(directory.path, 0o1777)
+        let (manager, _) = try await startedScriptedCore(in: directory, slots: 0)
+        _ = try await manager.submit(params("theirs", in: directory), owner: 1001)
+        _ = try await manager.submit(params("mine", in: directory), owner: 1000)
+        #expect(await manager.jobKey("nightly", caller: 1000) == "1000:nightly")
+        _ = try await manager.cancel(id: "nightly", caller: 1000)
+        // The other user's job goes; the plain id is free.
+        _ = try await manager.cancel(id: "nightly", caller: 1001)
+        _ = try await manager.remove(id: "nightly", caller: 1001)
+        let replaced = try await manager.submit(params("again", in: directory, replace: true), owner: 1000)
+        #expect(replaced.id == "nightly" && replaced.url == "http://127.0.0.1:9/again")
+        #expect(await manager.jobKey("nightly", caller: 1000) == "1000:nightly")
+        try await manager.journal.sync()
+        let (restarted, _) = try await startedScriptedCore(in: directory, slots: 0)
+        let mine = try await restarted.status(id: nil, states: nil, caller: 1000)
+        #expect(mine.map(\.url) == ["http://127.0.0.1:9/again"])
+    }
 }

@@ -254,8 +254,10 @@ extension TransferManager {
         if let destination = params.destination {
             try ensureNoWriter(of: destination, for: owner, otherwise: "choose another destination")
         }
-        if let replaced { forget(ids: [replaced.id]) }
+        // The key before the job it replaces is forgotten: the same key, so that the new records
+        // overwrite the old ones (after it, another user's job could make it another key).
         let id = keyForSubmit(params.id, owner: owner)
+        if let replaced { forget(ids: [replaced.id]) }
         let destination = params.destination ?? inbox?.path(owner: owner, id: JobRecord.wireID(ofKey: id)) ?? ""
         var job = JobRecord(
             id: id, order: nextOrder, state: .queued, url: params.url, destination: destination,
