@@ -259,5 +259,12 @@ final class ConnectionActivity: Sendable {
         touch()
     }
     var isBusy: Bool { answering.load(ordering: .relaxed) }
-    func idleNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() &- last.load(ordering: .relaxed) }
+    /// How long since the last request or answer. A request that arrives while this is read
+    /// (touched after the clock was read) counts as none: 0, not a wrapped-around difference
+    /// that would read as centuries idle and close the connection.
+    func idleNanoseconds() -> UInt64 {
+        let then = last.load(ordering: .relaxed)
+        let now = MonotonicClock.nanoseconds()
+        return now > then ? now - then : 0
+    }
 }
