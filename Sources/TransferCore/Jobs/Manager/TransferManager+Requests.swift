@@ -92,8 +92,8 @@ extension TransferManager {
                 let stateRecord = try encode(job)
                 if job.detached == true {
                     changes.append(try requestChange(job))
-                } else if job.idChosenByClient {
-                    // A job this one replaces may have left large fields under the same key.
+                } else if batch[index].replace == true {
+                    // The job this one replaces may have left large fields under the same key.
                     changes.append(.delete(key: job.requestKey))
                 }
                 changes.append(.put(key: job.journalKey, value: stateRecord))
