@@ -10,11 +10,16 @@ extension Journal {
         private let stored: String
 
         init(_ key: String) {
-            let utf8 = key.utf8
+            var key = key
+            self = key.withUTF8 { IndexKey(utf8: UnsafeRawBufferPointer($0)) }
+        }
+
+        /// The key whose UTF-8 bytes are `utf8` (start-up reads them from the mapped journal).
+        init(utf8: UnsafeRawBufferPointer) {
             if utf8.starts(with: Self.jobPrefix.utf8), utf8.dropFirst(4).first != UInt8(ascii: "/") {
-                stored = String(Substring(key.utf8.dropFirst(4)))
+                stored = String(decoding: utf8.dropFirst(4), as: UTF8.self)
             } else {
-                stored = "/" + key
+                stored = "/" + String(decoding: utf8, as: UTF8.self)
             }
         }
 

@@ -52,9 +52,10 @@ extension Journal {
             if records == 4096 {
                 recovered.index.reserveCapacity(min(size / 250, Int(Double(size) * Double(records) / Double(located.next))))
             }
+            let key = IndexKey(utf8: UnsafeRawBufferPointer(rebasing: buffer[located.keyRange]))
             switch located.operation {
-            case .put: recovered.index[IndexKey(located.key)] = Location(offset: located.value.lowerBound, length: located.value.count)
-            case .delete: recovered.index.removeValue(forKey: IndexKey(located.key))
+            case .put: recovered.index[key] = Location(offset: located.value.lowerBound, length: located.value.count)
+            case .delete: recovered.index.removeValue(forKey: key)
             }
         }
         if replayed.validBytes < size {
@@ -75,8 +76,8 @@ extension Journal {
             do throws(JournalError) {
                 let replayed = try replay(buffer, path: path) { located in
                     switch located.operation {
-                    case .put: live[located.key] = Array(buffer[located.value])
-                    case .delete: live.removeValue(forKey: located.key)
+                    case .put: live[located.key(in: buffer)] = Array(buffer[located.value])
+                    case .delete: live.removeValue(forKey: located.key(in: buffer))
                     }
                 }
                 return .success(JournalReplay(live: live, lastSequence: replayed.lastSequence, validBytes: replayed.validBytes))

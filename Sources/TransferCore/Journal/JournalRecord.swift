@@ -26,8 +26,10 @@ struct JournalRecord: Equatable, Sendable {
     static let maxSequence = UInt64(Int64.max)
 
     /// Whether `key` may appear in a record: 1 to 200 bytes of `[A-Za-z0-9._:/-]`.
-    static func isValidKey(_ key: String) -> Bool {
-        let bytes = key.utf8
+    static func isValidKey(_ key: String) -> Bool { isValidKey(bytes: key.utf8) }
+
+    /// Whether the UTF-8 `bytes` make a key that may appear in a record.
+    static func isValidKey(bytes: some Collection<UInt8>) -> Bool {
         guard (1...200).contains(bytes.count) else { return false }
         return bytes.allSatisfy { byte in
             switch byte {
@@ -74,11 +76,15 @@ struct JournalRecord: Equatable, Sendable {
     struct Located: Equatable, Sendable {
         var sequence: UInt64
         var operation: Operation
-        var key: String
+        /// The key's bytes within the buffer (checked: `isValidKey`).
+        var keyRange: Range<Int>
         /// The value's bytes within the buffer.
         var value: Range<Int>
         /// The offset just past the record's newline.
         var next: Int
+
+        /// The key, read from `buffer` (the one the record was located in).
+        func key(in buffer: UnsafeRawBufferPointer) -> String { String(decoding: buffer[keyRange], as: UTF8.self) }
     }
 
     /// Decodes the record starting at `start`; on success returns it and the offset just past its newline.
@@ -86,7 +92,7 @@ struct JournalRecord: Equatable, Sendable {
         bytes.withUnsafeBytes { buffer in
             locate(in: buffer, at: start).map { located in
                 let record = JournalRecord(
-                    sequence: located.sequence, operation: located.operation, key: located.key,
+                    sequence: located.sequence, operation: located.operation, key: located.key(in: buffer),
                     value: Array(buffer[located.value]))
                 return (record, located.next)
             }
@@ -121,8 +127,8 @@ struct JournalRecord: Equatable, Sendable {
             return .failure(.malformed("bad operation"))
         }
         guard (1...200).contains(fields.2.count) else { return .failure(.malformed("bad key")) }
-        let key = String(decoding: buffer[fields.2], as: UTF8.self)
-        guard isValidKey(key) else { return .failure(.malformed("bad key")) }
+        // The key stays bytes here: start-up indexes a million of them without a string each.
+        guard isValidKey(bytes: buffer[fields.2]) else { return .failure(.malformed("bad key")) }
         guard let length = UInt64(decimal: buffer[fields.3]), length == UInt64(value.count) else {
             return .failure(.malformed("length does not match the value"))
         }
@@ -135,7 +141,7 @@ struct JournalRecord: Equatable, Sendable {
         crc = CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: buffer[value]))
         guard crc == stored else { return .failure(.checksumMismatch) }
         if operation == .delete && !value.isEmpty { return .failure(.malformed("a delete carries a value")) }
-        return .success(Located(sequence: sequence, operation: operation, key: key, value: value, next: newline + 1))
+        return .success(Located(sequence: sequence, operation: operation, keyRange: fields.2, value: value, next: newline + 1))
     }
 
     private static func parseHex(_ digits: Slice<UnsafeRawBufferPointer>) -> UInt32? {
