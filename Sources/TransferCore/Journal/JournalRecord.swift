@@ -1,3 +1,4 @@
+import TransferProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,7 +59,7 @@ struct JournalRecord: Equatable, Sendable {
         output.append(contentsOf: " \(value.count) ".utf8)
         var crc = CRC32C.checksum(output[headerStart...])
         crc = CRC32C.update(crc, value)
-        output.append(contentsOf: Self.hex(crc))
+        for shift in stride(from: 24, through: 0, by: -8) { HexDigits.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift)), to: &output) }
         output.append(UInt8(ascii: " "))
         output.append(contentsOf: value)
         output.append(UInt8(ascii: "\n"))
@@ -126,7 +127,6 @@ struct JournalRecord: Equatable, Sendable {
         guard fields.1.count == 1, let operation = Operation(rawValue: buffer[fields.1.lowerBound]) else {
             return .failure(.malformed("bad operation"))
         }
-        guard (1...200).contains(fields.2.count) else { return .failure(.malformed("bad key")) }
         // The key stays bytes here: start-up indexes a million of them without a string each.
         guard isValidKey(bytes: buffer[fields.2]) else { return .failure(.malformed("bad key")) }
         guard let length = UInt64(decimal: buffer[fields.3]), length == UInt64(value.count) else {
@@ -154,11 +154,6 @@ struct JournalRecord: Equatable, Sendable {
             }
         }
         return value
-    }
-
-    private static func hex(_ value: UInt32) -> [UInt8] {
-        let digits = Array("0123456789abcdef".utf8)
-        return (0..<8).reversed().map { digits[Int((value >> (UInt32($0) * 4)) & 0xF)] }
     }
 }
 

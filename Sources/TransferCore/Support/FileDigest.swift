@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TransferProtocol
 import RawStructuredFieldValues
 import Synchronization
 #if canImport(Glibc)
@@ -49,13 +50,9 @@ struct FileDigest: Sendable {
     var sha512Hex: String? { sha512.map { Self.hex($0.finalize()) } }
 
     static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(128)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
+        for byte in bytes { HexDigits.append(byte, to: &out) }
         return String(decoding: out, as: UTF8.self)
     }
 }

@@ -89,8 +89,6 @@ extension WireJSONEncoder {
             return .text(start..<text.count)
         }
 
-        private static let hexDigits = Array("0123456789abcdef".utf8)
-
         /// `value` as a JSON string: `"`, `\` and control characters escaped as `JSONEncoder` does.
         static func quote(_ value: String, into out: inout [UInt8]) {
             out.append(UInt8(ascii: "\""))
@@ -112,8 +110,7 @@ extension WireJSONEncoder {
                     case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
                     default:
                         out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                        out.append(Self.hexDigits[Int(byte >> 4)])
-                        out.append(Self.hexDigits[Int(byte & 0xF)])
+                        HexDigits.append(byte, to: &out)
                     }
                 }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainFrom...]))
