@@ -11,8 +11,9 @@ struct CrashResumeTests {
         let daemon = try TestDaemon(configuration: ["checkpoint_bytes": checkpointBytes])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 501, size: 200 << 20)
-        // Slow enough that the kill lands mid-body, fast enough for a short test.
-        server.serve("/big", content: content, behaviour: .trickle(bytesPerSecond: 40 << 20))
+        // The body stops at 88 MiB until the kill, so the kill lands between 80 and 88 MiB however
+        // slow the machine.
+        server.serve("/big", content: content, behaviour: .all(.trickle(bytesPerSecond: 40 << 20), .holdAfter(bytes: 88 << 20, until: ServerGate())))
         try await daemon.start()
         let job = try daemon.submit(.init(url: server.url("/big"), destination: daemon.destination("big"), sha256: content.sha256Hex()))
         var received: Int64 = 0
@@ -22,6 +23,7 @@ struct CrashResumeTests {
         }
         daemon.kill9()
         let sentBefore = server.bytesSent(for: "/big")
+        server.serve("/big", content: content, behaviour: .trickle(bytesPerSecond: 40 << 20))
         try await daemon.start()
         let finished = try await daemon.waitForTerminal(job.id, seconds: 240)
         #expect(finished.state == .completed, "\(String(describing: finished.error))")

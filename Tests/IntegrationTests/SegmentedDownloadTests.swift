@@ -135,7 +135,9 @@ struct SegmentedDownloadTests {
         let daemon = try TestDaemon(configuration: ["log_level": "debug"])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 1406, size: 64 * Self.mib)
-        server.serve("/paused", content: content, behaviour: .trickle(bytesPerSecond: 2 << 20))
+        // Each connection stops 8 MiB into its range until the restart, so the pause lands mid-body
+        // however slow the machine.
+        server.serve("/paused", content: content, behaviour: .all(.trickle(bytesPerSecond: 2 << 20), .holdAfter(bytes: 8 * Self.mib, until: ServerGate())))
         try await daemon.start()
         var submit = params(server, "/paused", daemon, content, segments: 4)
         submit.id = "paused"
@@ -148,6 +150,7 @@ struct SegmentedDownloadTests {
         #expect(held.bytesReceived >= 20 * Self.mib, "the ranges past the offset count: \(held.bytesReceived)")
         let sentAtPause = server.bytesSent(for: "/paused")
         #expect(daemon.terminate() == 0)
+        server.serve("/paused", content: content, behaviour: .trickle(bytesPerSecond: 2 << 20))
         try await daemon.start()
         #expect(try daemon.job("paused").bytesReceived == held.bytesReceived, "the ranges were kept by the restart")
         let resumed = try await runTransferctl(["--socket", daemon.socketPath, "resume", "paused"])
