@@ -104,7 +104,9 @@ struct SegmentedDownloadTests {
         let daemon = try TestDaemon(configuration: ["checkpoint_bytes": checkpointBytes, "log_level": "debug"])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 1402, size: 64 * Self.mib)
-        server.serve("/big", content: content, behaviour: .trickle(bytesPerSecond: 6 << 20))
+        // Each connection stops 12 MiB into its range until the kill, so the kill lands mid-body
+        // however slow the machine.
+        server.serve("/big", content: content, behaviour: .all(.trickle(bytesPerSecond: 6 << 20), .holdAfter(bytes: 12 * Self.mib, until: ServerGate())))
         try await daemon.start()
         let job = try daemon.submit(params(server, "/big", daemon, content, segments: 4))
         // Killed once a checkpoint holds several MiB of the helpers' ranges.
@@ -113,6 +115,7 @@ struct SegmentedDownloadTests {
         }
         daemon.kill9()
         let sentBefore = server.bytesSent(for: "/big")
+        server.serve("/big", content: content, behaviour: .trickle(bytesPerSecond: 6 << 20))
         try await daemon.start()
         let finished = try await daemon.waitForTerminal(job.id, seconds: 240)
         #expect(finished.state == .completed, "\(String(describing: finished.error))")
