@@ -16,7 +16,7 @@ struct EventOutbox {
     private(set) var reservedSeq: UInt64
     /// The sequence number of each unfinished job's latest event, for the replay of its current
     /// state (a finished job's is its `eventSeq`).
-    var latestSeq: [String: UInt64] = [:]
+    var latestSeq = DenseTable<String, UInt64>()
     /// Events on their way to the hub, in sequence order.
     private var pending: [JobEvent] = []
     /// Whether a drain is under way (it takes every batch until none is left).

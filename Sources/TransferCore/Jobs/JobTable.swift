@@ -14,10 +14,10 @@ struct JobTable {
     private var unfinished: [String: JobRecord] = [:]
     /// Queued downloads held light since start-up or their submit (`insertQueued`): setting one's
     /// record makes it whole.
-    private var queuedLight = DenseTable<QueuedJob>()
-    private var finished = DenseTable<FinishedJob>()
+    private var queuedLight = DenseTable<String, QueuedJob>()
+    private var finished = DenseTable<String, FinishedJob>()
     /// Destination → the unfinished job writing to it.
-    private var writers: [String: String] = [:]
+    private var writers = DenseTable<String, String>()
     /// Owner → how many unfinished jobs they have.
     private var unfinishedPerOwner: [UInt32: Int] = [:]
     /// Owner → the journal bytes their jobs hold, finished ones included (`journal_bytes_per_user`).
@@ -201,7 +201,7 @@ struct JobTable {
     }
 
     /// The finished jobs' summaries, in no particular order.
-    var finishedJobs: DenseTable<FinishedJob> { finished }
+    var finishedJobs: DenseTable<String, FinishedJob> { finished }
 
     /// Every job's summary, in no particular order.
     func forEachSummary(_ body: (String, FinishedJob) -> Void) {

@@ -48,7 +48,7 @@ extension Journal {
         }
         defer { if let mapping { munmap(mapping, oldSize) } }
         let old = UnsafeRawBufferPointer(start: mapping, count: mapping == nil ? 0 : oldSize)
-        var newIndex: [IndexKey: Location] = [:]
+        var newIndex = DenseTable<IndexKey, Location>()
         newIndex.reserveCapacity(index.count)
         var written = 0
         var sequence = firstSequence

@@ -14,7 +14,7 @@ extension Journal {
     }
 
     struct Recovered {
-        var index: [IndexKey: Location] = [:]
+        var index = DenseTable<IndexKey, Location>()
         var lastSequence: UInt64 = 0
         var fileBytes = 0
         var created = false

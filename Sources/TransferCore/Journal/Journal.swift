@@ -90,7 +90,7 @@ public final class Journal: Sendable {
         /// The journal file, open for appending and for reading values back.
         var fd: Int32
         var nextSequence: UInt64
-        var index: [IndexKey: Location]
+        var index: DenseTable<IndexKey, Location>
         var liveBytes: Int
         var statistics = Statistics()
         /// Set while records wait in `pending` because the last write was refused for space;

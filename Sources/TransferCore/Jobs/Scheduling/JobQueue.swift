@@ -42,7 +42,7 @@ struct JobQueue {
 
     private var storage: [Entry] = []
     private var head = 0
-    private var keys: [String: QueueKey] = [:]
+    private var keys = DenseTable<String, QueueKey>()
     /// Host → how many queued jobs fetch from it.
     private(set) var queuedPerHost: [String: Int] = [:]
 
