@@ -47,11 +47,11 @@ final class EngineQueues: @unchecked Sendable {
         landings.run(work)
     }
 
-    /// A received body reaches the delegate queue in operations of at most 64 KiB (libcurl's
-    /// 16 KiB writes gathered by CLinuxShims' curl_coalesce.c): the backlog counts each as four
-    /// units of 16 KiB, the unit of the digest's backlog and of the marks
-    /// (`EngineConfiguration.backlogHighWater`), so that the marks bound the bytes waiting.
-    static let unitsPerOperation = 4
+    /// A received body reaches the delegate queue in operations of at most 256 KiB (libcurl's
+    /// 16 KiB writes gathered by CLinuxShims' curl_coalesce.c, what one socket read brings): the
+    /// backlog counts each as sixteen units of 16 KiB, the unit of the digest's backlog and of the
+    /// marks (`EngineConfiguration.backlogHighWater`), so that the marks bound the bytes waiting.
+    static let unitsPerOperation = 16
 
     /// Operations waiting on the delegate queue, in 16 KiB units (`unitsPerOperation`): received
     /// chunks pile up there when the disk is slow.

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A block of memory that received chunks are gathered in before they are written and hashed:
-/// FoundationNetworking hands bodies over in chunks of at most 64 KiB, and a `write` plus a
+/// FoundationNetworking hands bodies over in chunks of at most 256 KiB, and a `write` plus a
 /// digest hand-off per chunk cost more CPU than the bytes themselves (measured in the commit
 /// that brought this in). A block is page-aligned, so a full one covers whole pages of the file
 /// when the transfer began at a page boundary and the kernel need not fill partial pages. Blocks
