@@ -30,11 +30,15 @@ struct DenseTable<Key: Hashable, Value>: Sequence {
     /// Sets the value of `key`; returns the value it replaced.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        if (entries.count + 1) * 4 > buckets.count * 3 { rehash(minimumCount: entries.count + 1) }
-        let (bucket, slot) = find(key)
+        var (bucket, slot) = find(key)
         if let slot {
             defer { entries[slot].value = value }
             return entries[slot].value
+        }
+        // Only a new key may need a larger table; the free bucket is then another one.
+        if (entries.count + 1) * 4 > buckets.count * 3 {
+            rehash(minimumCount: entries.count + 1)
+            bucket = find(key).bucket
         }
         buckets[bucket] = UInt32(entries.count + 1)
         entries.append((key, value))
