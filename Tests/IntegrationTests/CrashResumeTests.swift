@@ -11,9 +11,9 @@ struct CrashResumeTests {
         let daemon = try TestDaemon(configuration: ["checkpoint_bytes": checkpointBytes])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 501, size: 200 << 20)
-        // The body stops at 88 MiB until the kill, so the kill lands between 80 and 88 MiB however
-        // slow the machine.
-        server.serve("/big", content: content, behaviour: .all(.trickle(bytesPerSecond: 40 << 20), .holdAfter(bytes: 88 << 20, until: ServerGate())))
+        // The server stops just past 88 MiB of the file until the kill, so the kill lands between
+        // 80 and 88 MiB however slow the machine.
+        server.serve("/big", content: content, behaviour: .all(.trickle(bytesPerSecond: 40 << 20), .holdAt(offset: (88 << 20) + 4321, until: ServerGate())))
         try await daemon.start()
         let job = try daemon.submit(.init(url: server.url("/big"), destination: daemon.destination("big"), sha256: content.sha256Hex()))
         var received: Int64 = 0

@@ -104,9 +104,9 @@ struct SegmentedDownloadTests {
         let daemon = try TestDaemon(configuration: ["checkpoint_bytes": checkpointBytes, "log_level": "debug"])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 1402, size: 64 * Self.mib)
-        // Each connection stops 12 MiB into its range until the kill, so the kill lands mid-body
+        // The server stops just past 60 MiB of the file until the kill, so the kill lands mid-body
         // however slow the machine.
-        server.serve("/big", content: content, behaviour: .all(.trickle(bytesPerSecond: 6 << 20), .holdAfter(bytes: 12 * Self.mib, until: ServerGate())))
+        server.serve("/big", content: content, behaviour: .all(.trickle(bytesPerSecond: 6 << 20), .holdAt(offset: 60 * Self.mib + 4321, until: ServerGate())))
         try await daemon.start()
         let job = try daemon.submit(params(server, "/big", daemon, content, segments: 4))
         // Killed once a checkpoint holds several MiB of the helpers' ranges.
@@ -138,9 +138,9 @@ struct SegmentedDownloadTests {
         let daemon = try TestDaemon(configuration: ["log_level": "debug"])
         defer { daemon.cleanUp() }
         let content = TestContent(seed: 1406, size: 64 * Self.mib)
-        // Each connection stops 8 MiB into its range until the restart, so the pause lands mid-body
-        // however slow the machine.
-        server.serve("/paused", content: content, behaviour: .all(.trickle(bytesPerSecond: 2 << 20), .holdAfter(bytes: 8 * Self.mib, until: ServerGate())))
+        // The server stops just past 60 MiB of the file until the restart, so the pause lands
+        // mid-body however slow the machine.
+        server.serve("/paused", content: content, behaviour: .all(.trickle(bytesPerSecond: 2 << 20), .holdAt(offset: 60 * Self.mib + 4321, until: ServerGate())))
         try await daemon.start()
         var submit = params(server, "/paused", daemon, content, segments: 4)
         submit.id = "paused"

@@ -174,6 +174,24 @@ struct TestHTTPServerTests {
         }
     }
 
+    @Test func holdAtAnOffsetHoldsOnlyTheResponseThatHoldsIt() async throws {
+        try await withServer { server in
+            let content = TestContent(seed: 9, size: mebibyte)
+            let gate = ServerGate()
+            server.serve("/h", content: content, behaviour: .holdAt(offset: 600_000, until: gate))
+            let before = try await curl(server.url("/h"), "-r", "0-299999")
+            #expect(before.exitCode == 0 && before.body == content.bytes(in: 0..<300_000))
+            let after = try await curl(server.url("/h"), "-r", "700000-")
+            #expect(after.exitCode == 0 && after.body == content.bytes(in: 700_000..<content.size))
+            let held = try await curl(server.url("/h"), "-r", "500000-", "--max-time", "2")
+            #expect(held.exitCode == 28)  // CURLE_OPERATION_TIMEDOUT
+            #expect(held.body == content.bytes(in: 500_000..<600_000))
+            gate.open()
+            let open = try await curl(server.url("/h"), "-r", "500000-")
+            #expect(open.exitCode == 0 && open.body == content.bytes(in: 500_000..<content.size))
+        }
+    }
+
     @Test func wrongRangeOffsetIsHonestInContentRange() async throws {
         try await withServer { server in
             let content = TestContent(seed: 9, size: 50_000)

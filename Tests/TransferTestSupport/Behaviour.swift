@@ -24,7 +24,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
     var redirect: (target: RedirectTarget, status: Int)?
     var extraContentLength: Int64?
     var announcedDigest: (header: String, algorithm: String, correct: Bool)?
-    var hold: (bytes: Int64, gate: ServerGate)?
+    var hold: (bytes: Int64, fromContentStart: Bool, gate: ServerGate)?
 
     /// Well-behaved: GET and HEAD, strong ETag, Last-Modified, byte ranges, If-Range.
     public static let normal = Behaviour()
@@ -95,7 +95,17 @@ public struct Behaviour: Sendable, CustomStringConvertible {
     /// before sending the rest.
     public static func holdAfter(bytes: Int64, until gate: ServerGate) -> Behaviour {
         var behaviour = Behaviour()
-        behaviour.hold = (max(0, bytes), gate)
+        behaviour.hold = (max(0, bytes), false, gate)
+        return behaviour
+    }
+
+    /// For every GET response whose body holds byte `offset` of the content, send the bytes
+    /// before it, then wait until `gate` is open before sending the rest; responses that begin
+    /// after `offset` are sent as usual. However the client splits the file into ranges, it cannot
+    /// have the whole file while the gate is shut.
+    public static func holdAt(offset: Int64, until gate: ServerGate) -> Behaviour {
+        var behaviour = Behaviour()
+        behaviour.hold = (max(0, offset), true, gate)
         return behaviour
     }
 
@@ -176,7 +186,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
             }
         }
         if let extraContentLength { parts.append("lyingContentLength(extra: \(extraContentLength))") }
-        if let hold { parts.append("holdAfter(bytes: \(hold.bytes))") }
+        if let hold { parts.append(hold.fromContentStart ? "holdAt(offset: \(hold.bytes))" : "holdAfter(bytes: \(hold.bytes))") }
         if let announcedDigest {
             parts.append("digest(header: \(announcedDigest.header), algorithm: \(announcedDigest.algorithm), correct: \(announcedDigest.correct))")
         }

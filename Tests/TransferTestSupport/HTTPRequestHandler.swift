@@ -111,7 +111,11 @@ final class HTTPRequestHandler: ChannelInboundHandler {
     /// Writes the chunk starting at `position`, and continues when it has been written.
     private func send(_ body: BodyPlan, from position: Int64, keepAlive: Bool, context: ChannelHandlerContext) {
         guard active else { return }
-        let holdAt = body.hold.flatMap { $0.gate.isOpen ? nil : body.range.lowerBound + $0.bytes }
+        let holdAt = body.hold.flatMap { hold -> Int64? in
+            guard !hold.gate.isOpen else { return nil }
+            guard hold.fromContentStart else { return body.range.lowerBound + hold.bytes }
+            return hold.bytes >= body.range.lowerBound ? hold.bytes : nil
+        }
         if let holdAt, position >= holdAt {
             // Held (even where the body would end or be cut): look again shortly, as the gate has
             // no way to wake an event loop.
