@@ -183,7 +183,7 @@ struct TestHTTPServerTests {
             #expect(before.exitCode == 0 && before.body == content.bytes(in: 0..<300_000))
             let after = try await curl(server.url("/h"), "-r", "700000-")
             #expect(after.exitCode == 0 && after.body == content.bytes(in: 700_000..<content.size))
-            let held = try await curl(server.url("/h"), "-r", "500000-", "--max-time", "2")
+            let held = try await curl(server.url("/h"), "-r", "500000-", "--max-time", "5")
             #expect(held.exitCode == 28)  // CURLE_OPERATION_TIMEDOUT
             #expect(held.body == content.bytes(in: 500_000..<600_000))
             gate.open()
