@@ -417,14 +417,19 @@ reset_hwm() { # PID: resets VmHWM to the current RSS (Linux clear_refs 5)
 # mark of its own: a sampler reads it every 10 ms while a job runs and keeps the largest.
 start_anon_sampler() { # PID: sets ANON_SAMPLER
     local pid=$1
-    echo 0 >"$SCRATCH/anon-peak"
+    # What it is now, should the job end before the sampler has read it once.
+    proc_kib "$pid" RssAnon >"$SCRATCH/anon-peak"
     (
-        peak=0
+        peak=$(cat "$SCRATCH/anon-peak")
+        # The peak is written once, when the sampler is stopped (or the daemon is gone): never
+        # read half-written.
+        trap 'echo "$peak" >"$SCRATCH/anon-peak"; exit 0' TERM
         while kill -0 "$pid" 2>/dev/null; do
-            kib=$(proc_kib "$pid" RssAnon)
-            if [[ -n $kib ]] && ((kib > peak)); then peak=$kib; echo "$peak" >"$SCRATCH/anon-peak"; fi
+            kib=$(proc_kib "$pid" RssAnon) || true
+            if [[ -n $kib ]] && ((kib > peak)); then peak=$kib; fi
             sleep 0.01
         done
+        echo "$peak" >"$SCRATCH/anon-peak"
     ) &
     ANON_SAMPLER=$!
 }
