@@ -24,7 +24,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
     var redirect: (target: RedirectTarget, status: Int)?
     var extraContentLength: Int64?
     var announcedDigest: (header: String, algorithm: String, correct: Bool)?
-    var hold: (bytes: Int64, fromContentStart: Bool, gate: ServerGate)?
+    var hold: (point: HoldPoint, gate: ServerGate)?
 
     /// Well-behaved: GET and HEAD, strong ETag, Last-Modified, byte ranges, If-Range.
     public static let normal = Behaviour()
@@ -95,7 +95,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
     /// before sending the rest.
     public static func holdAfter(bytes: Int64, until gate: ServerGate) -> Behaviour {
         var behaviour = Behaviour()
-        behaviour.hold = (max(0, bytes), false, gate)
+        behaviour.hold = (.afterBytes(max(0, bytes)), gate)
         return behaviour
     }
 
@@ -105,7 +105,7 @@ public struct Behaviour: Sendable, CustomStringConvertible {
     /// have the whole file while the gate is shut.
     public static func holdAt(offset: Int64, until gate: ServerGate) -> Behaviour {
         var behaviour = Behaviour()
-        behaviour.hold = (max(0, offset), true, gate)
+        behaviour.hold = (.atOffset(max(0, offset)), gate)
         return behaviour
     }
 
@@ -186,10 +186,22 @@ public struct Behaviour: Sendable, CustomStringConvertible {
             }
         }
         if let extraContentLength { parts.append("lyingContentLength(extra: \(extraContentLength))") }
-        if let hold { parts.append(hold.fromContentStart ? "holdAt(offset: \(hold.bytes))" : "holdAfter(bytes: \(hold.bytes))") }
+        switch hold?.point {
+        case .afterBytes(let bytes): parts.append("holdAfter(bytes: \(bytes))")
+        case .atOffset(let offset): parts.append("holdAt(offset: \(offset))")
+        case nil: break
+        }
         if let announcedDigest {
             parts.append("digest(header: \(announcedDigest.header), algorithm: \(announcedDigest.algorithm), correct: \(announcedDigest.correct))")
         }
         return parts.isEmpty ? "normal" : parts.joined(separator: ", ")
     }
+}
+
+/// Where a held response stops (``Behaviour/holdAfter(bytes:until:)``, ``Behaviour/holdAt(offset:until:)``).
+enum HoldPoint: Sendable {
+    /// After this many bytes of each response's body.
+    case afterBytes(Int64)
+    /// At this offset of the content, in the response whose body holds it.
+    case atOffset(Int64)
 }

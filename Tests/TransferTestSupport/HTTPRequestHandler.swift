@@ -113,8 +113,10 @@ final class HTTPRequestHandler: ChannelInboundHandler {
         guard active else { return }
         let holdAt = body.hold.flatMap { hold -> Int64? in
             guard !hold.gate.isOpen else { return nil }
-            guard hold.fromContentStart else { return body.range.lowerBound + hold.bytes }
-            return hold.bytes >= body.range.lowerBound ? hold.bytes : nil
+            switch hold.point {
+            case .afterBytes(let bytes): return body.range.lowerBound + bytes
+            case .atOffset(let offset): return offset >= body.range.lowerBound ? offset : nil
+            }
         }
         if let holdAt, position >= holdAt {
             // Held (even where the body would end or be cut): look again shortly, as the gate has

@@ -33,9 +33,8 @@ struct BodyPlan {
     let closeAfterBody: Bool
     /// Send slowly, at about this rate.
     let bytesPerSecond: Int?
-    /// Stop after this many body bytes (or at this offset of the content, `fromContentStart`)
-    /// until the gate is open.
-    var hold: (bytes: Int64, fromContentStart: Bool, gate: ServerGate)? = nil
+    /// Where to stop until the gate is open.
+    var hold: (point: HoldPoint, gate: ServerGate)? = nil
 
     /// How many bytes will actually be sent.
     var bytesToSend: Int64 {
