@@ -162,6 +162,7 @@ let package = Package(
                 "TransferCore",
                 "TransferProtocol",
                 "TransferTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

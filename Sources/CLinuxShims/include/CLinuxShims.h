@@ -47,7 +47,7 @@ CFURLSessionEasyCode CFURLSession_easy_setopt_ptr(void *handle, CFURLSessionOpti
 typedef size_t (*clinuxshims_write_callback)(char *, size_t, size_t, void *);
 
 /// Sets a callback option of a libcurl easy handle; a response body's write callback is put behind
-/// a trampoline that hands what one socket read brings on in blocks of up to 64 KiB. Takes the place of
+/// a trampoline that hands what one socket read brings on in blocks of up to 256 KiB. Takes the place of
 /// FoundationNetworking's call of the same name (see curl_coalesce.c).
 CFURLSessionEasyCode CFURLSession_easy_setopt_wc(void *handle, CFURLSessionOption option, clinuxshims_write_callback function);
 
@@ -113,6 +113,11 @@ uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);
 /// copy_file_range(2) with explicit offsets (a reflink where the filesystem can), which Swift's
 /// Glibc module does not export.
 long long clinuxshims_copy_file_range(int in, long long *inOffset, int out, long long *outOffset, size_t length);
+
+/// sync_file_range(2) with SYNC_FILE_RANGE_WRITE: starts writing `length` bytes at `offset` of
+/// `fd` to the disk without waiting for them, so that a later fsync(2) has less left to wait for.
+/// Durability still needs the fsync. Swift's Glibc module does not export it.
+int clinuxshims_start_writeback(int fd, long long offset, long long length);
 
 /// fgetxattr(2) and fsetxattr(2), which Swift's Glibc module does not reach: the validators a
 /// conditional download leaves on its file.

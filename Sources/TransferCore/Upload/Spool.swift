@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Synchronization
 import TransferProtocol
@@ -93,14 +94,17 @@ public final class Spool: Sendable {
         }
         let size = Int64(info.st_size)
         return try write(size, for: owner, named: name) { out, path throws(SpoolCopy.Failure) in
-            try SpoolCopy.copy(from: fd, named: name, size: size, to: out, path: path)
+            try SpoolCopy.copyAndDigest(from: fd, named: name, size: size, to: out, path: path)
         }
     }
 
     /// Makes a new spool file of `size` bytes for `owner`, counted against the quota first, which
-    /// `fill` writes (open for writing, and its path); then digests, syncs and returns it. On a
-    /// failure nothing is kept, and the message names `name` (the file as the submitter knows it).
-    func write(_ size: Int64, for owner: UInt32, named name: String, fill: (Int32, String) throws(SpoolCopy.Failure) -> Void) throws(CoreError) -> Entry {
+    /// `fill` writes (open for writing, and its path) and may digest as it goes; then digests (if
+    /// `fill` did not), syncs and returns it. On a failure nothing is kept, and the message names
+    /// `name` (the file as the submitter knows it).
+    func write(
+        _ size: Int64, for owner: UInt32, named name: String, fill: (Int32, String) throws(SpoolCopy.Failure) -> SHA256.Digest?
+    ) throws(CoreError) -> Entry {
         let entryName = Self.newName()
         try reserve(entryName, owner: owner, size: size)
         let path = self.path(of: entryName)
@@ -110,11 +114,8 @@ public final class Spool: Sendable {
                 throw SpoolCopy.Failure(message: "cannot create \(path): \(String(cString: strerror(errno)))", spoolSide: true)
             }
             defer { close(out) }
-            try fill(out, path)
-            let reader = open(path, O_RDONLY | O_CLOEXEC)
-            guard reader >= 0 else { throw SpoolCopy.Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
-            defer { close(reader) }
-            let digest = try SpoolCopy.sha256(of: reader, size: size, path: path)
+            let digest: SHA256.Digest
+            if let filled = try fill(out, path) { digest = filled } else { digest = try SpoolCopy.sha256(ofFileAt: path, size: size) }
             guard fsync(out) == 0 else { throw SpoolCopy.Failure(message: "cannot sync \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
             do throws(FileIOError) { try FileIO.syncDirectory(directory) } catch {
                 throw SpoolCopy.Failure(message: "cannot sync the spool directory: \(error)", spoolSide: true)

@@ -13,13 +13,14 @@ enum SpoolCopy {
         var spoolSide: Bool
     }
 
-    /// Copies the first `size` bytes of `source` to `target` with `copy_file_range` (a reflink
+    /// Copies the bytes of `source` in `range` to `target` with `copy_file_range` (a reflink
     /// where the filesystem shares extents; the kernel copies otherwise), falling back to
-    /// `pread`/`write` across filesystems that refuse it. Fails if the source is shorter. The
-    /// bytes land at `targetStart` onwards in `target`.
-    static func copy(from source: Int32, named name: String, size: Int64, to target: Int32, at targetStart: Int64 = 0, path: String) throws(Failure) {
-        var inOffset: Int64 = 0
-        var outOffset: Int64 = targetStart
+    /// `pread`/`write` across filesystems that refuse it. Fails if the source is shorter. A byte
+    /// at offset `n` of `source` lands at `n + shift` in `target`.
+    static func copy(from source: Int32, named name: String, range: Range<Int64>, to target: Int32, shift: Int64 = 0, path: String) throws(Failure) {
+        let size = range.upperBound
+        var inOffset: Int64 = range.lowerBound
+        var outOffset: Int64 = range.lowerBound + shift
         while inOffset < size {
             let chunk = Int(min(size - inOffset, 1 << 30))
             let copied = clinuxshims_copy_file_range(source, &inOffset, target, &outOffset, chunk)
@@ -29,7 +30,7 @@ enum SpoolCopy {
             case EINTR:
                 continue
             case EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, ETXTBSY:
-                try fallback(from: source, named: name, size: size, offset: inOffset, to: target, shift: targetStart, path: path)
+                try fallback(from: source, named: name, size: size, offset: inOffset, to: target, shift: shift, path: path)
                 return
             case EBADF:
                 throw Failure(message: "\(name) was not opened for reading: open it read-only and pass it again", spoolSide: false)
@@ -88,6 +89,15 @@ enum SpoolCopy {
 
     private static func changed(_ name: String) -> String {
         "\(name) became shorter while it was copied: submit it again once nothing writes to it"
+    }
+
+    /// The SHA-256 of the first `size` bytes of the file at `path` (a fresh copy, still in the
+    /// page cache).
+    static func sha256(ofFileAt path: String, size: Int64) throws(Failure) -> SHA256.Digest {
+        let reader = open(path, O_RDONLY | O_CLOEXEC)
+        guard reader >= 0 else { throw Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
+        defer { close(reader) }
+        return try sha256(of: reader, size: size, path: path)
     }
 
     /// The SHA-256 of the first `size` bytes of `fd` (the fresh copy, still in the page cache).

@@ -1,0 +1,110 @@
+import CLinuxShims
+import Crypto
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SpoolCopy {
+    /// How much the copy runs ahead before the digest may read it, and before its writeback starts.
+    static let slice: Int64 = 8 << 20
+
+    /// Copies the first `size` bytes of `source` into `target` (at `path`) and digests the copy,
+    /// both at once: the copy runs in slices on a thread of its own, the digest reads each slice
+    /// from the page cache once it is copied, and each slice's writeback to the disk starts as soon
+    /// as it is copied, so the caller's `fsync` finds little left to write. Costs about the longer
+    /// of the copy and the digest, not their sum. The copy is digested, not the source, so a source
+    /// changed meanwhile cannot give a digest of other bytes than those sent.
+    static func copyAndDigest(from source: Int32, named name: String, size: Int64, to target: Int32, path: String) throws(Failure) -> SHA256.Digest {
+        let reader = open(path, O_RDONLY | O_CLOEXEC)
+        guard reader >= 0 else { throw Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
+        defer { close(reader) }
+        let pipeline = Pipeline()
+        let copier = Thread {
+            pipeline.run(size: size) { range throws(Failure) in
+                try copy(from: source, named: name, range: range, to: target, path: path)
+                _ = clinuxshims_start_writeback(target, range.lowerBound, range.upperBound - range.lowerBound)
+            }
+        }
+        copier.name = "spool copy"
+        copier.start()
+        var digest = SHA256()
+        let bufferSize = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while let copied = pipeline.wait(past: offset) {
+            let n = pread(reader, buffer.baseAddress, Int(min(Int64(bufferSize), copied - offset)), off_t(offset))
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                let message = "cannot read the spool copy \(path) back: \(String(cString: strerror(errno)))"
+                pipeline.cancel()
+                throw Failure(message: message, spoolSide: true)
+            }
+            digest.update(bufferPointer: UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
+            offset += Int64(n)
+        }
+        if let failure = pipeline.failure { throw failure }
+        return digest.finalize()
+    }
+
+    /// The copy's progress, shared by the thread that copies and the one that digests.
+    private final class Pipeline: Sendable {
+        private struct State {
+            var copied: Int64 = 0
+            var finished = false
+            var cancelled = false
+            var failure: Failure?
+        }
+        private let state = Mutex(State())
+        /// Signalled after each slice, and when the copy ends.
+        private let progressed = DispatchSemaphore(value: 0)
+
+        /// On the copying thread: copies `0..<size` a slice at a time with `copySlice`, until it
+        /// is done, fails, or is cancelled.
+        func run(size: Int64, copySlice: (Range<Int64>) throws(Failure) -> Void) {
+            var at: Int64 = 0
+            var failure: Failure?
+            while at < size, !state.withLock({ $0.cancelled }) {
+                let end = min(size, at + SpoolCopy.slice)
+                do throws(Failure) {
+                    try copySlice(at..<end)
+                } catch {
+                    failure = error
+                    break
+                }
+                at = end
+                state.withLock { $0.copied = end }
+                progressed.signal()
+            }
+            state.withLock {
+                $0.finished = true
+                $0.failure = failure
+            }
+            progressed.signal()
+        }
+
+        /// Waits until bytes past `offset` are copied and returns how far the copy has come; nil
+        /// once the copy has ended without bytes past `offset` (done, failed or cancelled).
+        func wait(past offset: Int64) -> Int64? {
+            while true {
+                let now = state.withLock { $0 }
+                if now.copied > offset { return now.copied }
+                if now.finished { return nil }
+                progressed.wait()
+            }
+        }
+
+        /// Stops the copy after its current slice and waits for the copying thread to finish with
+        /// the descriptors.
+        func cancel() {
+            state.withLock { $0.cancelled = true }
+            while wait(past: .max) != nil {}
+        }
+
+        /// Why the copy failed, once it has ended.
+        var failure: Failure? { state.withLock { $0.failure } }
+    }
+}

@@ -1,0 +1,55 @@
+import Crypto
+import Foundation
+import Testing
+@testable import TransferCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The hand-off's copy and digest, run at once: the digest follows the copy slice by slice.
+@Suite("Upload spool: copying and digesting at once")
+struct SpoolCopyTests {
+    /// A temporary directory holding a source file of `size` random bytes.
+    static func source(size: Int, name: String = #function) throws -> (directory: String, path: String, bytes: Data) {
+        let directory = NSTemporaryDirectory() + "spoolcopy-\(name.filter(\.isLetter).prefix(30))-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        let bytes = Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let path = directory + "/source"
+        try bytes.write(to: URL(fileURLWithPath: path))
+        return (directory, path, bytes)
+    }
+
+    static func copy(_ source: String, size: Int64, to target: String) throws(SpoolCopy.Failure) -> SHA256.Digest {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        defer {
+            close(input)
+            close(output)
+        }
+        return try SpoolCopy.copyAndDigest(from: input, named: source, size: size, to: output, path: target)
+    }
+
+    @Test(arguments: [0, 1, Int(SpoolCopy.slice) - 1, Int(SpoolCopy.slice), 3 * Int(SpoolCopy.slice) + 4097])
+    func theCopyIsExactAndItsDigestIsTheFiles(size: Int) throws {
+        let (directory, source, bytes) = try Self.source(size: size)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let target = directory + "/copy"
+        let digest = try Self.copy(source, size: Int64(size), to: target)
+        #expect(Data(digest) == Data(SHA256.hash(data: bytes)))
+        #expect(FileManager.default.contents(atPath: target) == bytes)
+    }
+
+    @Test func aSourceShorterThanItsSizeFailsInALaterSliceAndSaysSo() throws {
+        let size = 2 * Int(SpoolCopy.slice) + 5
+        let (directory, source, _) = try Self.source(size: size)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            _ = try Self.copy(source, size: Int64(size) + Int64(SpoolCopy.slice), to: directory + "/copy")
+            Issue.record("a source shorter than its size is refused")
+        } catch {
+            #expect(error.message.contains("became shorter while it was copied"))
+            #expect(!error.spoolSide)
+        }
+    }
+}
