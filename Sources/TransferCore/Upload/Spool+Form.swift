@@ -20,9 +20,8 @@ extension Spool {
         do {
             entry = try write(size, for: owner, named: source) { out, path throws(SpoolCopy.Failure) in
                 try SpoolCopy.write(form.prefix, at: 0, to: out, path: path, of: source)
-                try SpoolCopy.copy(from: input, named: source, range: 0..<original.size, to: out, shift: Int64(form.prefix.count), path: path)
-                try SpoolCopy.write(form.suffix, at: Int64(form.prefix.count) + original.size, to: out, path: path, of: source)
-                return nil
+                return try SpoolCopy.copyAndDigest(
+                    from: input, named: source, size: original.size, to: out, shift: Int64(form.prefix.count), suffix: form.suffix, path: path)
             }
         } catch {
             unclaim(name)

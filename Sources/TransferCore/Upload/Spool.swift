@@ -99,11 +99,10 @@ public final class Spool: Sendable {
     }
 
     /// Makes a new spool file of `size` bytes for `owner`, counted against the quota first, which
-    /// `fill` writes (open for writing, and its path) and may digest as it goes; then digests (if
-    /// `fill` did not), syncs and returns it. On a failure nothing is kept, and the message names
-    /// `name` (the file as the submitter knows it).
+    /// `fill` writes (open for writing, and its path) and digests; then syncs and returns it. On a
+    /// failure nothing is kept, and the message names `name` (the file as the submitter knows it).
     func write(
-        _ size: Int64, for owner: UInt32, named name: String, fill: (Int32, String) throws(SpoolCopy.Failure) -> SHA256.Digest?
+        _ size: Int64, for owner: UInt32, named name: String, fill: (Int32, String) throws(SpoolCopy.Failure) -> SHA256.Digest
     ) throws(CoreError) -> Entry {
         let entryName = Self.newName()
         try reserve(entryName, owner: owner, size: size)
@@ -114,8 +113,7 @@ public final class Spool: Sendable {
                 throw SpoolCopy.Failure(message: "cannot create \(path): \(String(cString: strerror(errno)))", spoolSide: true)
             }
             defer { close(out) }
-            let digest: SHA256.Digest
-            if let filled = try fill(out, path) { digest = filled } else { digest = try SpoolCopy.sha256(ofFileAt: path, size: size) }
+            let digest = try fill(out, path)
             guard fsync(out) == 0 else { throw SpoolCopy.Failure(message: "cannot sync \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
             do throws(FileIOError) { try FileIO.syncDirectory(directory) } catch {
                 throw SpoolCopy.Failure(message: "cannot sync the spool directory: \(error)", spoolSide: true)

@@ -11,21 +11,27 @@ extension SpoolCopy {
     /// How much the copy runs ahead before the digest may read it, and before its writeback starts.
     static let slice: Int64 = 8 << 20
 
-    /// Copies the first `size` bytes of `source` into `target` (at `path`) and digests the copy,
-    /// both at once: the copy runs in slices on a thread of its own, the digest reads each slice
-    /// from the page cache once it is copied, and each slice's writeback to the disk starts as soon
-    /// as it is copied, so the caller's `fsync` finds little left to write. Costs about the longer
-    /// of the copy and the digest, not their sum. The copy is digested, not the source, so a source
-    /// changed meanwhile cannot give a digest of other bytes than those sent.
-    static func copyAndDigest(from source: Int32, named name: String, size: Int64, to target: Int32, path: String) throws(Failure) -> SHA256.Digest {
+    /// Copies the first `size` bytes of `source` into `target` (at `path`) from offset `shift` on,
+    /// writes `suffix` after them, and digests the whole of `target` (the `shift` bytes the caller
+    /// wrote before included), all at once: the copy runs in slices on a thread of its own, the
+    /// digest reads each slice from the page cache once it is copied, and each slice's writeback to
+    /// the disk starts as soon as it is copied, so the caller's `fsync` finds little left to write.
+    /// Costs about the longer of the copy and the digest, not their sum. The copy is digested, not
+    /// the source, so a source changed meanwhile cannot give a digest of other bytes than those sent.
+    static func copyAndDigest(
+        from source: Int32, named name: String, size: Int64, to target: Int32, shift: Int64 = 0, suffix: [UInt8] = [], path: String
+    ) throws(Failure) -> SHA256.Digest {
         let reader = open(path, O_RDONLY | O_CLOEXEC)
         guard reader >= 0 else { throw Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
         defer { close(reader) }
-        let pipeline = Pipeline()
+        let pipeline = Pipeline(copied: shift)
         let copier = Thread {
-            pipeline.run(size: size) { range throws(Failure) in
-                try copy(from: source, named: name, range: range, to: target, path: path)
-                _ = clinuxshims_start_writeback(target, range.lowerBound, range.upperBound - range.lowerBound)
+            pipeline.run(size: size, shift: shift) { range throws(Failure) in
+                try copy(from: source, named: name, range: range, to: target, shift: shift, path: path)
+                _ = clinuxshims_start_writeback(target, range.lowerBound + shift, range.upperBound - range.lowerBound)
+            } end: { end throws(Failure) in
+                try write(suffix, at: end, to: target, path: path, of: name)
+                return end + Int64(suffix.count)
             }
         }
         copier.name = "spool copy"
@@ -58,13 +64,20 @@ extension SpoolCopy {
             var cancelled = false
             var failure: Failure?
         }
-        private let state = Mutex(State())
+        private let state: Mutex<State>
         /// Signalled after each slice, and when the copy ends.
         private let progressed = DispatchSemaphore(value: 0)
 
-        /// On the copying thread: copies `0..<size` a slice at a time with `copySlice`, until it
-        /// is done, fails, or is cancelled.
-        func run(size: Int64, copySlice: (Range<Int64>) throws(Failure) -> Void) {
+        /// `copied`: bytes of the target ready to digest before the copy starts.
+        init(copied: Int64) {
+            state = Mutex(State(copied: copied))
+        }
+
+        /// On the copying thread: copies `0..<size` of the source a slice at a time with
+        /// `copySlice` (landing `shift` bytes further in the target), then calls `end` with the
+        /// target's offset after them (it returns the target's final length), until it is done,
+        /// fails, or is cancelled.
+        func run(size: Int64, shift: Int64, copySlice: (Range<Int64>) throws(Failure) -> Void, end: (Int64) throws(Failure) -> Int64) {
             var at: Int64 = 0
             var failure: Failure?
             while at < size, !state.withLock({ $0.cancelled }) {
@@ -76,8 +89,16 @@ extension SpoolCopy {
                     break
                 }
                 at = end
-                state.withLock { $0.copied = end }
+                state.withLock { $0.copied = shift + end }
                 progressed.signal()
+            }
+            if failure == nil, at == size {
+                do throws(Failure) {
+                    let length = try end(shift + size)
+                    state.withLock { $0.copied = length }
+                } catch {
+                    failure = error
+                }
             }
             state.withLock {
                 $0.finished = true

@@ -1,5 +1,4 @@
 import CLinuxShims
-import Crypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,31 +88,5 @@ enum SpoolCopy {
 
     private static func changed(_ name: String) -> String {
         "\(name) became shorter while it was copied: submit it again once nothing writes to it"
-    }
-
-    /// The SHA-256 of the first `size` bytes of the file at `path` (a fresh copy, still in the
-    /// page cache).
-    static func sha256(ofFileAt path: String, size: Int64) throws(Failure) -> SHA256.Digest {
-        let reader = open(path, O_RDONLY | O_CLOEXEC)
-        guard reader >= 0 else { throw Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
-        defer { close(reader) }
-        return try sha256(of: reader, size: size, path: path)
-    }
-
-    /// The SHA-256 of the first `size` bytes of `fd` (the fresh copy, still in the page cache).
-    static func sha256(of fd: Int32, size: Int64, path: String) throws(Failure) -> SHA256.Digest {
-        var digest = SHA256()
-        let bufferSize = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while offset < size {
-            let n = pread(fd, buffer.baseAddress, Int(min(Int64(bufferSize), size - offset)), off_t(offset))
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw Failure(message: "cannot read the spool copy \(path) back: \(String(cString: strerror(errno)))", spoolSide: true) }
-            digest.update(bufferPointer: UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
-            offset += Int64(n)
-        }
-        return digest.finalize()
     }
 }

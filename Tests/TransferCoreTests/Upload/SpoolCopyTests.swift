@@ -40,6 +40,27 @@ struct SpoolCopyTests {
         #expect(FileManager.default.contents(atPath: target) == bytes)
     }
 
+    @Test func bytesBeforeAndAfterTheCopyAreDigestedWithIt() throws {
+        let size = 2 * Int(SpoolCopy.slice) + 99
+        let (directory, source, bytes) = try Self.source(size: size)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let prefix = Array("--boundary\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n".utf8)
+        let suffix = Array("\r\n--boundary--\r\n".utf8)
+        let target = directory + "/form"
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        defer {
+            close(input)
+            close(output)
+        }
+        try SpoolCopy.write(prefix, at: 0, to: output, path: target, of: source)
+        let digest = try SpoolCopy.copyAndDigest(
+            from: input, named: source, size: Int64(size), to: output, shift: Int64(prefix.count), suffix: suffix, path: target)
+        let whole = Data(prefix) + bytes + Data(suffix)
+        #expect(Data(digest) == Data(SHA256.hash(data: whole)))
+        #expect(FileManager.default.contents(atPath: target) == whole)
+    }
+
     @Test func aSourceShorterThanItsSizeFailsInALaterSliceAndSaysSo() throws {
         let size = 2 * Int(SpoolCopy.slice) + 5
         let (directory, source, _) = try Self.source(size: size)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 @testable import TransferCore
@@ -84,11 +85,6 @@ struct SpoolTests {
     }
 
     static func sha256Hex(_ bytes: [UInt8]) throws -> String {
-        let file = NSTemporaryDirectory() + "digest-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: file, contents: Data(bytes))
-        defer { unlink(file) }
-        let fd = open(file, O_RDONLY)
-        defer { close(fd) }
-        return try SpoolCopy.sha256(of: fd, size: Int64(bytes.count), path: file).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }
