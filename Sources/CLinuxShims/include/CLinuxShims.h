@@ -115,8 +115,9 @@ uint32_t clinuxshims_crc32c(uint32_t crc, const void *bytes, size_t count);
 long long clinuxshims_copy_file_range(int in, long long *inOffset, int out, long long *outOffset, size_t length);
 
 /// sync_file_range(2) with SYNC_FILE_RANGE_WRITE: starts writing `length` bytes at `offset` of
-/// `fd` to the disk without waiting for them, so that a later fsync(2) has less left to wait for.
-/// Durability still needs the fsync. Swift's Glibc module does not export it.
+/// `fd` to the disk without waiting for them to reach it (it may block while the device's queue is
+/// full), so that a later fsync(2) has less left to wait for. Durability still needs the fsync.
+/// Swift's Glibc module does not export it.
 int clinuxshims_start_writeback(int fd, long long offset, long long length);
 
 /// fgetxattr(2) and fsetxattr(2), which Swift's Glibc module does not reach: the validators a

@@ -1,7 +1,6 @@
 import CLinuxShims
 import Crypto
 import Dispatch
-import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -25,17 +24,17 @@ extension SpoolCopy {
         guard reader >= 0 else { throw Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
         defer { close(reader) }
         let pipeline = Pipeline(copied: shift)
-        let copier = Thread {
+        let copier: @Sendable () -> Void = {
             pipeline.run(size: size, shift: shift) { range throws(Failure) in
                 try copy(from: source, named: name, range: range, to: target, shift: shift, path: path)
-                _ = clinuxshims_start_writeback(target, range.lowerBound + shift, range.upperBound - range.lowerBound)
+                startWriteback(of: target, (range.lowerBound + shift)..<(range.upperBound + shift))
             } end: { end throws(Failure) in
                 try write(suffix, at: end, to: target, path: path, of: name)
                 return end + Int64(suffix.count)
             }
         }
-        copier.name = "spool copy"
-        copier.start()
+        // With no thread to spare, the copy runs first and the digest after it.
+        if !CheckedThread.start(copier) { copier() }
         var digest = SHA256()
         let bufferSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
@@ -45,7 +44,10 @@ extension SpoolCopy {
             let n = pread(reader, buffer.baseAddress, Int(min(Int64(bufferSize), copied - offset)), off_t(offset))
             if n < 0, errno == EINTR { continue }
             guard n > 0 else {
-                let message = "cannot read the spool copy \(path) back: \(String(cString: strerror(errno)))"
+                let message =
+                    n == 0
+                    ? "the spool copy \(path) ended at \(offset) bytes, before the \(copied) copied: check the state directory's disk"
+                    : "cannot read the spool copy \(path) back: \(String(cString: strerror(errno)))"
                 pipeline.cancel()
                 throw Failure(message: message, spoolSide: true)
             }
@@ -54,6 +56,16 @@ extension SpoolCopy {
         }
         if let failure = pipeline.failure { throw failure }
         return digest.finalize()
+    }
+
+    /// Starts writing the whole pages of `range` of `fd` to the disk. A page the next slice also
+    /// writes to (a form's body is not page-aligned) is left for the `fsync`: on storage that keeps
+    /// pages stable under writeback, that write would wait for it.
+    private static func startWriteback(of fd: Int32, _ range: Range<Int64>) {
+        let page = Int64(max(sysconf(Int32(_SC_PAGESIZE)), 4096))
+        let start = (range.lowerBound + page - 1) / page * page
+        let end = range.upperBound / page * page
+        if end > start { _ = clinuxshims_start_writeback(fd, start, end - start) }
     }
 
     /// The copy's progress, shared by the thread that copies and the one that digests.

@@ -14,7 +14,7 @@ enum SpoolCopy {
 
     /// Copies the bytes of `source` in `range` to `target` with `copy_file_range` (a reflink
     /// where the filesystem shares extents; the kernel copies otherwise), falling back to
-    /// `pread`/`write` across filesystems that refuse it. Fails if the source is shorter. A byte
+    /// `pread`/`pwrite` across filesystems that refuse it. Fails if the source is shorter. A byte
     /// at offset `n` of `source` lands at `n + shift` in `target`.
     static func copy(from source: Int32, named name: String, range: Range<Int64>, to target: Int32, shift: Int64 = 0, path: String) throws(Failure) {
         let size = range.upperBound

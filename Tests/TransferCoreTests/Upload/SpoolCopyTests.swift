@@ -13,11 +13,17 @@ struct SpoolCopyTests {
     static func source(size: Int, name: String = #function) throws -> (directory: String, path: String, bytes: Data) {
         let directory = NSTemporaryDirectory() + "spoolcopy-\(name.filter(\.isLetter).prefix(30))-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var generator = SystemRandomNumberGenerator()
-        let bytes = Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let bytes = randomData(size)
         let path = directory + "/source"
         try bytes.write(to: URL(fileURLWithPath: path))
         return (directory, path, bytes)
+    }
+
+    /// `count` random bytes, eight at a time.
+    static func randomData(_ count: Int) -> Data {
+        var generator = SystemRandomNumberGenerator()
+        let words = (0..<(count + 7) / 8).map { _ in generator.next() as UInt64 }
+        return words.withUnsafeBytes { Data($0.prefix(count)) }
     }
 
     static func copy(_ source: String, size: Int64, to target: String) throws(SpoolCopy.Failure) -> SHA256.Digest {
@@ -57,6 +63,34 @@ struct SpoolCopyTests {
         let digest = try SpoolCopy.copyAndDigest(
             from: input, named: source, size: Int64(size), to: output, shift: Int64(prefix.count), suffix: suffix, path: target)
         let whole = Data(prefix) + bytes + Data(suffix)
+        #expect(Data(digest) == Data(SHA256.hash(data: whole)))
+        #expect(FileManager.default.contents(atPath: target) == whole)
+    }
+
+    /// From a tmpfs to the temporary directory's filesystem, `copy_file_range` refuses (EXDEV) and
+    /// every slice is copied by `pread`/`pwrite`, landing `shift` bytes further.
+    @Test(.enabled(if: FileManager.default.isWritableFile(atPath: "/dev/shm")))
+    func acrossFilesystemsEverySliceLandsInPlace() throws {
+        let size = 2 * Int(SpoolCopy.slice) + 4099
+        let (directory, _, bytes) = try Self.source(size: 1)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let source = "/dev/shm/spoolcopy-\(UUID().uuidString.prefix(8))"
+        let content = Self.randomData(size)
+        try content.write(to: URL(fileURLWithPath: source))
+        defer { unlink(source) }
+        let prefix = Array(bytes) + Array("prefix".utf8)
+        let suffix = Array("suffix".utf8)
+        let target = directory + "/copy"
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        defer {
+            close(input)
+            close(output)
+        }
+        try SpoolCopy.write(prefix, at: 0, to: output, path: target, of: source)
+        let digest = try SpoolCopy.copyAndDigest(
+            from: input, named: source, size: Int64(size), to: output, shift: Int64(prefix.count), suffix: suffix, path: target)
+        let whole = Data(prefix) + content + Data(suffix)
         #expect(Data(digest) == Data(SHA256.hash(data: whole)))
         #expect(FileManager.default.contents(atPath: target) == whole)
     }

@@ -1,0 +1,19 @@
+import Dispatch
+import Synchronization
+import Testing
+@testable import TransferCore
+
+@Suite("A thread whose start is checked")
+struct CheckedThreadTests {
+    @Test func theBodyRunsOnAnotherThreadOnce() {
+        let runs = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        let started = CheckedThread.start {
+            runs.add(1, ordering: .relaxed)
+            done.signal()
+        }
+        #expect(started)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(runs.load(ordering: .relaxed) == 1)
+    }
+}
