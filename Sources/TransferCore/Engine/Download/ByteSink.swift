@@ -33,8 +33,6 @@ final class ByteSink: @unchecked Sendable {
     private var rateSampleOffset: Int64
     /// The largest delegate-queue backlog seen during the current segment.
     private var segmentPeakBacklog = 0
-    /// Chunks received, to sample the backlog on some of them only.
-    private var chunks: UInt = 0
     private let blocks: ChunkBlockPool
     /// Received bytes not yet written to the file.
     private var block: ChunkBlock
@@ -162,11 +160,11 @@ final class ByteSink: @unchecked Sendable {
         return Glibc.fdatasync(file.fd) == 0 ? (offset, true) : (lastCheckpointOffset, false)
     }
 
-    /// Notes the backlog on every 8th chunk (it moves slowly relative to single chunks) and
-    /// returns it then, else nil.
-    func sampleBacklog(delegateBacklog: () -> Int) -> Int? {
-        chunks &+= 1
-        guard chunks & 7 == 0 else { return nil }
+    /// Notes the backlog and returns it. Read on every chunk: a chunk can be a whole socket read
+    /// (up to 256 KiB, `curl_coalesce.c`), so skipping chunks would let a transfer pass its high
+    /// mark by megabytes before it is held; the delegate queue reads its count after every
+    /// operation anyway.
+    func sampleBacklog(delegateBacklog: () -> Int) -> Int {
         let backlog = delegateBacklog() + digest.pending
         if backlog > segmentPeakBacklog { segmentPeakBacklog = backlog }
         return backlog

@@ -62,7 +62,7 @@ extension DownloadRunner {
             task.cancel()
             return
         }
-        guard let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog }) else { return }
+        let backlog = context.sink.sampleBacklog(delegateBacklog: { queues.delegateBacklog })
         // Pausing continues with a ranged request, which only a 206 with a validator makes safe.
         if state == .fetching, context.machine.attempt.continuesWithRange, backlog > configuration.backlogHighWater {
             feed(.backlogHigh, context)
