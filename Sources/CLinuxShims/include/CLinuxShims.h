@@ -13,6 +13,11 @@ int clinuxshims_malloc_trim(size_t pad);
 /// eight per core, one per thread that allocates, each keeping the memory freed in it.
 int clinuxshims_limit_malloc_arenas(int arenas);
 
+/// mallopt(M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_TOP_PAD): allocations below `mmapThreshold` come
+/// from the heap, and up to `trimThreshold` (keeping `topPad`) of free heap stays mapped instead of
+/// going back to the kernel at each free. Returns 1 when all three were set.
+int clinuxshims_keep_heap_blocks(int mmapThreshold, int trimThreshold, int topPad);
+
 /// Whether libcurl reads `expectedHost` as the host of `url`, an IPv6 literal's brackets aside.
 /// Takes the place of FoundationNetworking's check of the same name (see curl_host.c).
 bool CFURLSessionCurlHostIsEqual(const char *url, const char *expectedHost);

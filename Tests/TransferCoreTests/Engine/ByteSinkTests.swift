@@ -17,7 +17,43 @@ struct ByteSinkTests {
         guard case .success(let prepared) = TransferPreparation.prepare(request, suspended: nil) else {
             throw ScriptTimeout(what: "a partial file")
         }
-        return ByteSink(file: prepared.file, offset: 0, digest: prepared.digest, blockBytes: blockBytes)
+        return ByteSink(file: prepared.file, offset: 0, digest: prepared.digest, blocks: ChunkBlockPool(blockBytes: blockBytes))
+    }
+
+    @Test func thePoolKeepsAFewIdleBlocksWhileASinkUsesItAndNoneAfter() {
+        let pool = ChunkBlockPool(blockBytes: 4096, idleLimit: 2)
+        pool.join()
+        let taken = (0..<3).map { _ in pool.take() }
+        taken.forEach(pool.give)
+        #expect(pool.idleCount == 2)
+        let again = pool.take()
+        #expect(again === taken[1])
+        pool.give(again)
+        pool.leave()
+        #expect(pool.idleCount == 0)
+        // A block the digest gives back after the last sink left is not kept either.
+        pool.give(ChunkBlock(capacity: 4096))
+        #expect(pool.idleCount == 0)
+    }
+
+    @Test func aSinkThatEndsGivesItsBlockBack() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pool = ChunkBlockPool(blockBytes: 4096, idleLimit: 4)
+        pool.join()
+        defer { pool.leave() }
+        do {
+            let request = TransferRequest(
+                jobID: "j", url: URL(string: "http://example.test/f")!, headers: [:], destination: directory.file("f"),
+                partialPath: directory.file(".f.j.part"), overwrite: false, allowedRoots: AllowedRoots([directory.path]), logger: logger)
+            guard case .success(let prepared) = TransferPreparation.prepare(request, suspended: nil) else {
+                throw ScriptTimeout(what: "a partial file")
+            }
+            let sink = ByteSink(file: prepared.file, offset: 0, digest: prepared.digest, blocks: pool)
+            try sink.write(Data(repeating: 7, count: 100))
+            withExtendedLifetime(sink) { #expect(pool.idleCount == 0) }
+        }
+        #expect(pool.idleCount == 1)
     }
 
     @Test func chunksOfAnySizeReachTheFileAndTheDigestInOrder() throws {

@@ -40,10 +40,11 @@ final class ByteSink: @unchecked Sendable {
     /// the last checkpoint counts.
     private var writeFailure: FileIOError?
 
-    init(file: PartialFile, offset: Int64, digest: FileDigest, blockBytes: Int = 1 << 20) {
+    init(file: PartialFile, offset: Int64, digest: FileDigest, blocks: ChunkBlockPool = .shared) {
         self.file = file
         self.digest = StreamingDigest(digest)
-        self.blocks = ChunkBlockPool(blockBytes: blockBytes)
+        self.blocks = blocks
+        blocks.join()
         self.block = blocks.take()
         self.progress = Atomic(offset)
         self.lastCheckpointOffset = offset
@@ -52,6 +53,11 @@ final class ByteSink: @unchecked Sendable {
         self.lastCheckpointTime = now
         self.rateSampleTime = now
         self.rateSampleOffset = offset
+    }
+
+    deinit {
+        blocks.give(block)
+        blocks.leave()
     }
 
     /// Appends `data` to the partial file: gathers it in the block, which is written and hashed
