@@ -15,8 +15,9 @@ public enum HeapPolicy {
     /// 115,000 page faults, each clearing a new page. With blocks up to 512 KiB taken from the heap,
     /// and 2 MiB of free heap kept, there are 45,000-60,000 (with `ChunkBlockPool.shared`), and the
     /// daemon spends about a tenth less CPU on the download. Keeping 4 MiB saved a little more CPU
-    /// but raised a download's peak `RssAnon` by up to 7 MiB. What a finished transfer leaves is
-    /// still given back (`transferEnded`).
+    /// but raised a download's peak `RssAnon` by up to 7 MiB. A finished transfer still trims the
+    /// heap (`transferEnded`); the second arena may keep up to those 2 MiB at its top, which
+    /// `malloc_trim` does not give back.
     public static func limitArenas() {
         _ = clinuxshims_limit_malloc_arenas(2)
         _ = clinuxshims_keep_heap_blocks(512 << 10, 2 << 20, 2 << 20)

@@ -8,7 +8,7 @@ import Glibc
 /// Where a transfer's body goes: the partial file, its running digest, the durable checkpoints,
 /// the live progress and rate, and the size of the next segment.
 ///
-/// Chunks are gathered in a block of `blockBytes` and written and hashed a block at a time. Bytes
+/// Chunks are gathered in a block from `blocks` (1 MiB) and written and hashed a block at a time. Bytes
 /// still in the block are the file's bytes for every decision (the attempt's offset counts them);
 /// they reach the file before anything depends on the file itself: a checkpoint, a sync, landing.
 ///
@@ -168,8 +168,8 @@ final class ByteSink: @unchecked Sendable {
 
     /// Notes the backlog and returns it. Read on every chunk: a chunk can be a whole socket read
     /// (up to 256 KiB, `curl_coalesce.c`), so skipping chunks would let a transfer pass its high
-    /// mark by megabytes before it is held; the delegate queue reads its count after every
-    /// operation anyway.
+    /// mark by megabytes before it is held. (Reading it walks the operations waiting on the
+    /// delegate queue, a few dozen at most below the high mark.)
     func sampleBacklog(delegateBacklog: () -> Int) -> Int {
         let backlog = delegateBacklog() + digest.pending
         if backlog > segmentPeakBacklog { segmentPeakBacklog = backlog }
