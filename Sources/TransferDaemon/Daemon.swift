@@ -22,7 +22,7 @@ package enum Daemon {
         // creating them fails quietly. transferd reads neither variable, and hooks do not inherit them.
         setenv("XDG_CACHE_HOME", "/dev/null", 1)
         setenv("XDG_DATA_HOME", "/dev/null", 1)
-        HeapPolicy.limitArenas()
+        HeapPolicy.configure()
         let uid = getuid()
         let configPath = options.config
         let flags = options.configurationFlags

@@ -18,7 +18,7 @@ public enum HeapPolicy {
     /// but raised a download's peak `RssAnon` by up to 7 MiB. A finished transfer still trims the
     /// heap (`transferEnded`); the second arena may keep up to those 2 MiB at its top, which
     /// `malloc_trim` does not give back.
-    public static func limitArenas() {
+    public static func configure() {
         _ = clinuxshims_limit_malloc_arenas(2)
         _ = clinuxshims_keep_heap_blocks(512 << 10, 2 << 20, 2 << 20)
     }

@@ -23,9 +23,9 @@ extension SpoolCopy {
         let reader = open(path, O_RDONLY | O_CLOEXEC)
         guard reader >= 0 else { throw Failure(message: "cannot reopen \(path): \(String(cString: strerror(errno)))", spoolSide: true) }
         defer { close(reader) }
-        let pipeline = Pipeline(copied: shift)
+        let pipeline = Pipeline(start: shift)
         let copier: @Sendable () -> Void = {
-            pipeline.run(size: size, shift: shift) { range throws(Failure) in
+            pipeline.run(size: size) { range throws(Failure) in
                 try copy(from: source, named: name, range: range, to: target, shift: shift, path: path)
                 startWriteback(of: target, (range.lowerBound + shift)..<(range.upperBound + shift))
             } end: { end throws(Failure) in
@@ -79,17 +79,19 @@ extension SpoolCopy {
         private let state: Mutex<State>
         /// Signalled after each slice, and when the copy ends.
         private let progressed = DispatchSemaphore(value: 0)
+        /// Where the copy starts in the target: the bytes before are ready to digest at once.
+        private let start: Int64
 
-        /// `copied`: bytes of the target ready to digest before the copy starts.
-        init(copied: Int64) {
-            state = Mutex(State(copied: copied))
+        init(start: Int64) {
+            self.start = start
+            state = Mutex(State(copied: start))
         }
 
         /// On the copying thread: copies `0..<size` of the source a slice at a time with
-        /// `copySlice` (landing `shift` bytes further in the target), then calls `end` with the
+        /// `copySlice` (landing `start` bytes further in the target), then calls `end` with the
         /// target's offset after them (it returns the target's final length), until it is done,
         /// fails, or is cancelled.
-        func run(size: Int64, shift: Int64, copySlice: (Range<Int64>) throws(Failure) -> Void, end: (Int64) throws(Failure) -> Int64) {
+        func run(size: Int64, copySlice: (Range<Int64>) throws(Failure) -> Void, end: (Int64) throws(Failure) -> Int64) {
             var at: Int64 = 0
             var failure: Failure?
             while at < size, !state.withLock({ $0.cancelled }) {
@@ -101,12 +103,12 @@ extension SpoolCopy {
                     break
                 }
                 at = end
-                state.withLock { $0.copied = shift + end }
+                state.withLock { $0.copied = start + end }
                 progressed.signal()
             }
             if failure == nil, at == size {
                 do throws(Failure) {
-                    let length = try end(shift + size)
+                    let length = try end(start + size)
                     state.withLock { $0.copied = length }
                 } catch {
                     failure = error
