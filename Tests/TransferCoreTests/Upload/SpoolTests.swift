@@ -13,8 +13,7 @@ struct SpoolTests {
     static func setUp(size: Int, quota: Spool.Quota = .init(perUser: 1 << 30, total: 1 << 30), name: String = #function) throws -> (Spool, String, [UInt8]) {
         let directory = NSTemporaryDirectory() + "spool-\(name.filter(\.isLetter).prefix(30))-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let bytes = [UInt8](SpoolCopyTests.randomData(size))
         let source = directory + "/source"
         FileManager.default.createFile(atPath: source, contents: Data(bytes))
         return (try Spool(directory: directory + "/spool", quota: quota), source, bytes)
