@@ -118,7 +118,7 @@ public final class Spool: Sendable {
             do throws(FileIOError) { try FileIO.syncDirectory(directory) } catch {
                 throw SpoolCopy.Failure(message: "cannot sync the spool directory: \(error)", spoolSide: true)
             }
-            let hex = digest.map { String(format: "%02x", $0) }.joined()
+            let hex = FileDigest.hex(digest)
             return state.withLock { state in
                 state.entries[entryName]?.sha256 = hex
                 return state.entries[entryName] ?? Entry(name: entryName, owner: owner, size: size, sha256: hex, claimed: false, createdAt: 0)
