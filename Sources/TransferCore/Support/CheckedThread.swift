@@ -3,16 +3,16 @@ import Glibc
 #endif
 
 /// A detached thread whose start is checked: Foundation's `Thread.start()` does not report a
-/// refused `pthread_create` (out of threads or memory), and work waiting for such a thread would
-/// wait for ever.
-enum CheckedThread {
+/// refused `pthread_create` (out of threads or memory, or a unit's `TasksMax`), and work waiting
+/// for such a thread would wait for ever.
+package enum CheckedThread {
     private final class Work {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
     /// Runs `body` on a new detached thread; false (and `body` not run) when the system refuses one.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let work = Unmanaged.passRetained(Work(body)).toOpaque()
         var thread = pthread_t()
         let started = pthread_create(

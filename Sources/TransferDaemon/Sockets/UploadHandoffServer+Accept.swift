@@ -2,6 +2,7 @@ import CDescriptorPassing
 import Foundation
 import Logging
 import Synchronization
+import TransferCore
 import TransferProtocol
 #if canImport(Glibc)
 import Glibc
@@ -51,12 +52,14 @@ extension UploadHandoffServer {
         case .admitted:
             let timeout = settings.uploadHandoffTimeoutSeconds
             let credentials = credentials
-            let thread = Thread { [self] in
+            let started = CheckedThread.start { [self] in
                 defer { handoffs.release(user: uid) }
                 serve(client, credentials: credentials, timeoutSeconds: timeout)
             }
-            thread.name = "transferd.upload-handoff.client"
-            thread.start()
+            if !started {
+                handoffs.release(user: uid)
+                refuse(client, "transferd cannot start a thread for this hand-off (out of threads or memory; see TasksMax in its unit): try again in a few seconds")
+            }
         case .userFull(let limit):
             refuse(
                 client,
