@@ -11,6 +11,9 @@ import Glibc
 /// next transfers behind them). Here each landing waiting gets a thread: up to `limit`, made when
 /// work waits and no thread is idle, ending after `idleSeconds` without work.
 ///
+/// A thread the system refuses (out of threads, or a unit's `TasksMax`) is tried again: at once by
+/// the next landing, and after a pause when no landing thread is alive to take the waiting work.
+///
 /// `@unchecked Sendable`: `pending`, `idle` and `threads` are read and changed only while
 /// `condition` is locked; the rest never changes.
 final class LandingThreads: @unchecked Sendable {
@@ -18,6 +21,9 @@ final class LandingThreads: @unchecked Sendable {
     let limit: Int
     /// A thread without work this long ends.
     let idleSeconds: Double
+    /// Starts a thread running its argument; false when the system refuses one.
+    typealias Starter = @Sendable (@escaping @Sendable () -> Void) -> Bool
+    private let start: Starter
     private let condition = NSCondition()
     private var pending: [@Sendable () -> Void] = []
     private var idle = 0
@@ -32,9 +38,13 @@ final class LandingThreads: @unchecked Sendable {
     /// A landing reads, hashes at most a prefix buffer and syncs: a small stack does.
     static let stackBytes = 1 << 20
 
-    init(limit: Int = 16, idleSeconds: Double = 5) {
+    init(
+        limit: Int = 16, idleSeconds: Double = 5,
+        start: @escaping Starter = { CheckedThread.start(stackBytes: LandingThreads.stackBytes, $0) }
+    ) {
         self.limit = max(limit, 1)
         self.idleSeconds = idleSeconds
+        self.start = start
     }
 
     /// Runs `work` on a landing thread, at once when one is idle or may be made.
@@ -45,10 +55,23 @@ final class LandingThreads: @unchecked Sendable {
         if spawn { threads += 1 }
         condition.signal()
         condition.unlock()
-        guard spawn else { return }
-        let thread = Thread { self.serve() }
-        thread.stackSize = Self.stackBytes
-        thread.start()
+        if spawn { startThread(retryAfter: 0.05) }
+    }
+
+    /// Starts a thread already counted in `threads`. When the system refuses it, the count drops
+    /// again, unless no landing thread is alive: then nobody would take the waiting work, so the
+    /// thread stays counted and is tried again after `retryAfter` seconds, twice as long each time
+    /// up to a second.
+    private func startThread(retryAfter delay: Double) {
+        if start({ self.serve() }) { return }
+        condition.lock()
+        let orphaned = threads == 1 && !pending.isEmpty
+        if !orphaned { threads -= 1 }
+        condition.unlock()
+        guard orphaned else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+            self.startThread(retryAfter: min(delay * 2, 1))
+        }
     }
 
     /// Whether the calling thread is a landing thread.

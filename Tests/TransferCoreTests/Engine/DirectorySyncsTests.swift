@@ -205,4 +205,57 @@ struct LandingThreadsTests {
         // One thread: the work ran one at a time, in the order it came.
         #expect(order.all == [0, 1, 2])
     }
+
+    /// Starts threads as the system would, except those whose attempt (counted from 1) it refuses.
+    final class RefusingStarter: Sendable {
+        let refuses: @Sendable (Int) -> Bool
+        private let asked = Atomic<Int>(0)
+        init(refuses: @escaping @Sendable (Int) -> Bool) { self.refuses = refuses }
+        var attempts: Int { asked.load(ordering: .relaxed) }
+        func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+            guard !refuses(asked.add(1, ordering: .relaxed).newValue) else { return false }
+            return CheckedThread.start(body)
+        }
+    }
+
+    @Test func aRefusedThreadIsTriedAgainWhenNoneIsAlive() throws {
+        let starter = RefusingStarter { $0 <= 3 }
+        let threads = LandingThreads(limit: 4, idleSeconds: 1, start: { starter.start($0) })
+        let done = DispatchSemaphore(value: 0)
+        let onLandingThread = Order()
+        threads.run {
+            onLandingThread.append(LandingThreads.isCurrent ? 1 : 0)
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success, "the landing ran once a thread was granted")
+        #expect(onLandingThread.all == [1])
+        #expect(starter.attempts == 4)
+    }
+
+    @Test func workWhoseThreadIsRefusedWaitsForALiveOne() throws {
+        // The first thread is granted, every later one refused.
+        let starter = RefusingStarter { $0 > 1 }
+        let threads = LandingThreads(limit: 2, idleSeconds: 1, start: { starter.start($0) })
+        let firstRuns = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let order = Order()
+        threads.run {
+            firstRuns.signal()
+            _ = release.wait(timeout: .now() + 30)
+            order.append(0)
+            done.signal()
+        }
+        try #require(firstRuns.wait(timeout: .now() + 30) == .success)
+        threads.run {
+            order.append(1)
+            done.signal()
+        }
+        #expect(starter.attempts == 2, "a second thread was asked for and refused")
+        release.signal()
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 30) == .success) }
+        // The live thread took the waiting work once its own was done; no retry was needed.
+        #expect(order.all == [0, 1])
+        #expect(starter.attempts == 2)
+    }
 }

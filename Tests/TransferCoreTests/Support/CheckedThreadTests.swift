@@ -16,4 +16,15 @@ struct CheckedThreadTests {
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(runs.load(ordering: .relaxed) == 1)
     }
+
+    @Test func aStackSizeIsAppliedOrTheStartRefused() {
+        let done = DispatchSemaphore(value: 0)
+        #expect(CheckedThread.start(stackBytes: 1 << 20) { done.signal() })
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        // Below the system's least stack: refused, and the body never runs.
+        let ran = Atomic<Bool>(false)
+        #expect(!CheckedThread.start(stackBytes: 1) { ran.store(true, ordering: .relaxed) })
+        let didRun = ran.load(ordering: .relaxed)
+        #expect(!didRun)
+    }
 }
