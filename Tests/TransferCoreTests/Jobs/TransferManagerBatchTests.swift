@@ -64,4 +64,63 @@ struct TransferManagerBatchTests {
         #expect(kinds == [nil, .unsupportedURL, .destinationBusy, .invalidDestination, nil])
         #expect(try await manager.status(id: nil, states: nil, caller: 0).count == 2)
     }
+
+    /// `count` submits through `coalescer` at once, each a task of its own as pipelined requests are.
+    private func submitAtOnce(
+        _ params: [(Submit.Params, owner: UInt32)], through coalescer: SubmitCoalescer
+    ) async -> [Result<Job, CoreError>] {
+        await withTaskGroup(of: (Int, Result<Job, CoreError>).self) { group in
+            for (index, (params, owner)) in params.enumerated() {
+                group.addTask { (index, await coalescer.submit(params, owner: owner)) }
+            }
+            var results = [Result<Job, CoreError>?](repeating: nil, count: params.count)
+            for await (index, result) in group { results[index] = result }
+            return results.map { $0 ?? .failure(CoreError(.internalFailure, "no answer")) }
+        }
+    }
+
+    @Test func submitsThatArriveTogetherShareSyncs() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
+        let (manager, journal) = try manager(in: directory)
+        try await journal.sync()
+        let before = journal.statistics
+        let results = await submitAtOnce(submits(300, in: directory, prefix: "p").map { ($0, owner: 0) }, through: SubmitCoalescer(manager: manager))
+        #expect(results.allSatisfy { if case .success = $0 { true } else { false } })
+        // Alone, each would wait for a sync of its own: 300 or more.
+        let syncs = journal.statistics.syncs - before.syncs
+        #expect(syncs < 150, "300 submits at once took \(syncs) syncs")
+        #expect(try await manager.status(id: nil, states: nil, caller: 0).count == 300)
+    }
+
+    @Test func eachSubmitGathersItsOwnAnswerAndOwner() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
+        let (manager, _) = try manager(in: directory)
+        // Another user may write there too.
+        try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: directory.path)
+        var params: [(Submit.Params, owner: UInt32)] = []
+        for index in 0..<60 {
+            let owner: UInt32 = index % 2 == 0 ? 0 : 1000
+            switch index % 5 {
+            case 1: params.append((Submit.Params(url: "ftp://127.0.0.1/\(index)", destination: directory.file("f\(index)")), owner))
+            case 3: params.append((Submit.Params(url: "http://127.0.0.1:9/\(index)", destination: "/elsewhere/\(index)"), owner))
+            default: params.append((Submit.Params(url: "http://127.0.0.1:9/\(index)", destination: directory.file("f\(index)")), owner))
+            }
+        }
+        let results = await submitAtOnce(params, through: SubmitCoalescer(manager: manager))
+        for (index, result) in results.enumerated() {
+            switch (index % 5, result) {
+            case (1, .failure(let error)): #expect(error.kind == .unsupportedURL, "\(index)")
+            case (3, .failure(let error)): #expect(error.kind == .invalidDestination, "\(index)")
+            case (let kind, .success(let job)) where kind != 1 && kind != 3:
+                // Each accepted job is its own submitter's, wherever its batch was gathered.
+                #expect(job.owner == params[index].owner, "\(index)")
+                #expect(job.destination == directory.file("f\(index)"))
+            default: Issue.record("submit \(index) was answered \(result)")
+            }
+        }
+    }
 }

@@ -9,10 +9,9 @@ extension RequestRouter {
     /// `submit`: the job belongs to the connecting user, who must be allowed to write where it lands.
     func submit(_ params: Submit.Params, peer: Peer) async throws(RPCError) -> Submit.Result {
         let params = try await spoolingSource(params, peer: peer)
-        do {
-            return Submit.Result(job: try await manager.submit(params, owner: peer.uid, group: peer.gid))
-        } catch {
-            throw RPCError(error)
+        switch await submits.submit(params, owner: peer.uid, group: peer.gid) {
+        case .success(let job): return Submit.Result(job: job)
+        case .failure(let error): throw RPCError(error)
         }
     }
 }

@@ -20,6 +20,16 @@ struct RequestRouter: Sendable {
     /// Serves `reload`, as SIGHUP does.
     let reloader: ConfigurationReloader
     let logger: Logger
+    /// Pipelined submits, gathered into batches.
+    let submits: SubmitCoalescer
+
+    init(manager: TransferManager, configuration: LiveConfiguration, reloader: ConfigurationReloader, logger: Logger) {
+        self.manager = manager
+        self.configuration = configuration
+        self.reloader = reloader
+        self.logger = logger
+        submits = SubmitCoalescer(manager: manager)
+    }
 
     /// One request line, read as far as the router needs to decide how to run it.
     enum Prepared: Sendable {
