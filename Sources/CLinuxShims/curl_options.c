@@ -13,7 +13,7 @@
 //   set here stands: libcurl sends `Content-Length: N` and a plain body of N bytes. The marker
 //   becomes "Expect:", which keeps libcurl from sending `Expect: 100-continue` and waiting for an
 //   answer to it, as FoundationNetworking does itself for a body whose length it knows; and
-//   libcurl's upload buffer becomes 256 KiB, so that the stream is read in large pieces.
+//   libcurl's upload buffer becomes 1 MiB, so that the stream is read in large pieces.
 //
 // It takes the place of FoundationNetworking's setter as curl_host.c's host check does: first in
 // symbol lookup when linked dynamically; through --wrap when linked statically. libcurl copies
@@ -39,7 +39,7 @@ enum {
     CURLOPT_CAINFO_BLOB_OPTION = 40309,
     CURLOPT_INFILESIZE_LARGE_OPTION = 30115,
     CURLOPT_UPLOAD_BUFFERSIZE_OPTION = 280,
-    STREAMED_BODY_BUFFER_BYTES = 256 << 10,
+    STREAMED_BODY_BUFFER_BYTES = 1 << 20,
     CURLE_FAILED_INIT_CODE = 2,
     CURLE_OUT_OF_MEMORY_CODE = 27,
     CURL_BLOB_COPY_FLAG = 1,
@@ -186,8 +186,8 @@ static int apply_body_length(void *handle, struct curl_slist_node *list, setopt_
         int code = setopt(handle, CURLOPT_INFILESIZE_LARGE_OPTION, (curl_off_value)length);
         // libcurl asks the stream for this much at a time (64 KiB by default): fewer, larger reads,
         // each one a callback through FoundationNetworking, which allocates a buffer of this size
-        // for each. Below the heap's mmap threshold (HeapPolicy: 512 KiB), so that buffer is reused
-        // from the heap instead of mapped and faulted in afresh every time. One per request.
+        // for each. Below the heap's mmap threshold (HeapPolicy), so that buffer is reused from the
+        // heap instead of mapped and faulted in afresh every time. One per request.
         if (code == 0) code = setopt(handle, CURLOPT_UPLOAD_BUFFERSIZE_OPTION, (long)STREAMED_BODY_BUFFER_BYTES);
         return code;
     }
