@@ -86,6 +86,8 @@ public final class Journal: Sendable {
         var writing: [Change] = []
         var waiters: [CheckedContinuation<Void, any Error>] = []
         var drainScheduled = false
+        /// Whether the scheduled drain waits `lazyWriteNanoseconds` (nobody waits for its records).
+        var drainDelayed = false
         var failure: JournalError?
         /// The journal file, open for appending and for reading values back.
         var fd: Int32
@@ -105,6 +107,8 @@ public final class Journal: Sendable {
         var compactAfter: UInt64 = 0
     }
 
+    /// How long records nobody waits for may wait to be written.
+    let lazyWriteNanoseconds: UInt64
     /// The journal file.
     public let path: String
     /// The directory holding it.
@@ -125,13 +129,17 @@ public final class Journal: Sendable {
     ///
     /// A torn tail is cut off after a copy of the file is saved beside it; a damaged record
     /// followed by valid ones throws `.corrupt` naming the file and the byte offset.
+    ///
+    /// Records nobody waits for (`write`) may wait `lazyWriteNanoseconds` to be written.
     public init(
         directory: String,
         policy: CompactionPolicy = CompactionPolicy(),
+        lazyWriteNanoseconds: UInt64 = 2_000_000,
         logger: Logger,
         onFatal: @escaping @Sendable (JournalError) -> Void = { _ in }
     ) throws(JournalError) {
         self.directory = directory
+        self.lazyWriteNanoseconds = lazyWriteNanoseconds
         self.path = directory + "/" + Self.fileName
         self.policy = policy
         self.logger = logger
@@ -180,22 +188,36 @@ public final class Journal: Sendable {
     /// Queues `changes` for writing in call order without waiting for the disk: for records
     /// that acknowledge nothing (progress, state the journal replay would recover anyway).
     /// A failure is still fatal, through `onFatal`.
+    ///
+    /// They are written up to `lazyWriteNanoseconds` later, with whatever comes meanwhile, or at
+    /// once with the next change someone waits for: each write is followed by a sync, and the
+    /// records of many short transfers (started, finished) then share one instead of taking one
+    /// each.
     public func write(_ changes: [Change]) {
         _ = enqueue(changes.filter(Self.isStorable), waiter: nil)
     }
 
+
     /// Appends `changes` (and the waiter to resume once they are synced) in call order, and starts
-    /// the writer if it is idle. Returns the earlier failure instead when the journal has failed.
+    /// the writer if it is idle: at once for a waiter, after `lazyWriteNanoseconds` without one.
+    /// Returns the earlier failure instead when the journal has failed.
     private func enqueue(_ changes: [Change], waiter: CheckedContinuation<Void, any Error>?) -> JournalError? {
-        let (failure, schedule): (JournalError?, Bool) = state.withLock { state in
-            if let failure = state.failure { return (failure, false) }
+        let (failure, schedule, delayed): (JournalError?, Bool, Bool) = state.withLock { state in
+            if let failure = state.failure { return (failure, false, false) }
             state.pending.append(contentsOf: changes)
             if let waiter { state.waiters.append(waiter) }
-            if state.drainScheduled { return (nil, false) }
+            // A waiter hurries a drain that was put off; a drain scheduled or running takes it all.
+            if state.drainScheduled && !(waiter != nil && state.drainDelayed) { return (nil, false, false) }
             state.drainScheduled = true
-            return (nil, true)
+            state.drainDelayed = waiter == nil
+            return (nil, true, waiter == nil)
         }
-        if schedule { queue.async { self.drain() } }
+        // A drain put off and then hurried runs twice; the second finds nothing to do.
+        if schedule && delayed {
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(lazyWriteNanoseconds))) { self.drain() }
+        } else if schedule {
+            queue.async { self.drain() }
+        }
         return failure
     }
 
@@ -219,6 +241,7 @@ public final class Journal: Sendable {
                     state.drainScheduled = false
                     return ([Change](), [CheckedContinuation<Void, any Error>](), state.fd, false, 0, true)
                 }
+                state.drainDelayed = false
                 let taken = (state.pending, state.waiters, state.fd, state.failure != nil, state.statistics.fileBytes, false)
                 state.writing = state.pending
                 state.pending = []

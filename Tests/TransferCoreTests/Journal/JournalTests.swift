@@ -23,6 +23,38 @@ struct JournalTests {
         return (bytes, starts)
     }
 
+    @Test func recordsNobodyWaitsForShareTheNextWaitersSync() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // Put off for a minute: only the commit writes them.
+        let journal = try Journal(directory: directory.path, lazyWriteNanoseconds: 60_000_000_000, logger: logger)
+        let before = journal.statistics
+        journal.write([.put(key: "job/a", value: value("1"))])
+        journal.write([.put(key: "job/b", value: value("2"))])
+        #expect(journal.statistics.recordsWritten == before.recordsWritten, "nothing written before the delay or a waiter")
+        try await journal.commit([.put(key: "job/c", value: value("3"))])
+        #expect(journal.statistics.syncs - before.syncs == 1)
+        #expect(journal.statistics.recordsWritten - before.recordsWritten == 3)
+        #expect(journal.values == ["job/a": value("1"), "job/b": value("2"), "job/c": value("3")])
+        let reopened = try Journal(directory: directory.path, logger: logger)
+        #expect(reopened.values == journal.values)
+    }
+
+    @Test func recordsNobodyWaitsForAreWrittenAfterTheDelay() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let journal = try Journal(directory: directory.path, lazyWriteNanoseconds: 1_000_000, logger: logger)
+        let before = journal.statistics.recordsWritten
+        journal.write([.put(key: "job/a", value: value("1"))])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while journal.statistics.recordsWritten == before && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(journal.statistics.recordsWritten == before + 1)
+        let reopened = try Journal(directory: directory.path, logger: logger)
+        #expect(reopened.values == ["job/a": value("1")])
+    }
+
     @Test func replaysPutsAndDeletes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
