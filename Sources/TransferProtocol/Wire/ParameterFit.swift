@@ -8,13 +8,7 @@ import Foundation
 /// every value without its shape (a string first, then each other kind) cost 4 % of a submit.
 struct ParameterFit<Method: RPCMethod>: Decodable {
     let fits: Bool
-
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
+    private typealias AnyKey = ShapeFit.AnyKey
 
     /// Whether the `params` member of `line` fits `Method.parameters`: true when it is absent or
     /// null. False also when `line` is not JSON; the probe then decides.
@@ -33,10 +27,23 @@ struct ParameterFit<Method: RPCMethod>: Decodable {
             fits = true
             return
         }
-        fits = Self.fits(try envelope.superDecoder(forKey: params), .object(known))
+        fits = ShapeFit.fits(try envelope.superDecoder(forKey: params), .object(known))
+    }
+}
+
+/// The check itself, outside the generic `ParameterFit`: called from code that is not specialized
+/// for a method, a recursive call within the generic type looked up its metadata at run time each
+/// time, which cost more than the reading.
+private enum ShapeFit {
+    /// A member's name as sent.
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
-    private static func fits(_ decoder: any Decoder, _ shape: ParameterShape) -> Bool {
+    static func fits(_ decoder: any Decoder, _ shape: ParameterShape) -> Bool {
         guard let single = try? decoder.singleValueContainer() else { return false }
         if single.decodeNil() { return true }
         switch shape {

@@ -20,6 +20,9 @@ import Glibc
 //       "seconds submits_per_second"
 //   transferd-bench batch SOCKET JOBS URL DEST_DIR
 //       one JSON-RPC batch of JOBS submits; prints "seconds"
+//   transferd-bench codec COUNT
+//       encodes a job's journal record and decodes a submit's request line COUNT times each, as
+//       every submit does; prints "encode_ns decode_ns" per operation
 //   transferd-bench ready TRANSFERD_ARGS...
 //       starts transferd with NOTIFY_SOCKET set, waits for READY=1, reads its RSS, stops it;
 //       prints "ready_seconds rss_kib"
@@ -230,6 +233,31 @@ func ready(_ arguments: [String]) {
     print(String(format: "%.3f %@", seconds, String(rss)))
 }
 
+/// The codec work of one submit, alone: its job's journal record encoded, its request line decoded
+/// (`RequestDecoder`, then the params). Prints nanoseconds per operation.
+func codec(count: Int) {
+    let line = Data(
+        #"{"jsonrpc":"2.0","id":17,"method":"submit","params":{"url":"http://127.0.0.1:8080/files/artifact-17.bin","destination":"/srv/out/artifact-17.bin","id":"artifact-17","create_directories":true,"headers":{"Authorization":"Bearer x"}}}"#
+            .utf8)
+    let template = #"""
+        {"attempts":0,"checkpoint_bytes":0,"created_at":"2026-11-23T10:00:00.000Z","destination":"/srv/out/artifact-17.bin","event_seq":1,"headers":{},"id":"artifact-17","id_chosen_by_client":true,"order":17,"overwrite":false,"owner":1000,"owner_group":1000,"state":"queued","url":"http://127.0.0.1:8080/files/artifact-17.bin"}
+        """#
+    guard let job = try? WireCoding.decoder().decode(JobRecord.self, from: Data(template.utf8)) else { fail("codec: the record template does not decode") }
+    var bytes = 0
+    let encodeStart = now()
+    for _ in 0..<count { bytes &+= (try? WireCoding.bytes(job))?.count ?? 0 }
+    let encodeSeconds = now() - encodeStart
+    let decoder = RequestDecoder(methods: [Submit.name])
+    let decodeStart = now()
+    for _ in 0..<count {
+        guard let request = try? decoder.decode(line), let params = try? RequestDecoder.decodeParams(Submit.self, request.line, request.hasParams)
+        else { fail("codec: the request does not decode") }
+        bytes &+= params.url.utf8.count
+    }
+    let decodeSeconds = now() - decodeStart
+    print(String(format: "%.0f %.0f", encodeSeconds * 1e9 / Double(count), decodeSeconds * 1e9 / Double(count)), bytes > 0 ? "" : "-")
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else { fail("usage: see the top of BenchTool.swift") }
 switch arguments[1] {
@@ -254,6 +282,9 @@ case "submit-load" where arguments.count == 8:
 case "batch" where arguments.count == 6:
     guard let jobs = Int(arguments[3]) else { fail("batch SOCKET JOBS URL DIR") }
     batch(socket: arguments[2], jobs: jobs, url: arguments[4], directory: arguments[5])
+case "codec" where arguments.count == 3:
+    guard let count = Int(arguments[2]), count > 0 else { fail("codec COUNT") }
+    codec(count: count)
 case "ready" where arguments.count >= 3:
     ready(Array(arguments.dropFirst(2)))
 default:
