@@ -1,16 +1,17 @@
+import Metrics
 import Synchronization
 public import TransferProtocol
 
-/// Gathers one user's submits that arrive while an earlier one is being accepted into the
-/// manager's batch path (`TransferManager.submit(_:owner:group:)` with an array), as a JSON-RPC
-/// batch would be: the first submit goes at once, alone; those that come while it runs wait and
-/// then go together, their records written and synced as one, checked as one pass, answered
-/// together.
+/// Gathers one user's submits into the manager's batch path, as a JSON-RPC batch would be:
+/// each submit's checks that may wait (host rules, which may resolve a name; the filesystem) run
+/// on their own, side by side (`TransferManager.check`), so a slow name or a hung mount holds up
+/// only the submits that name it. What passed them is then accepted (`TransferManager.accept`):
+/// the first at once, alone; those that pass while it is accepted wait and then go together,
+/// their records written and synced as one, answered together.
 ///
 /// A script that pipelines submits (`transferctl submit -i`, a client keeping many in flight)
 /// gets this without sending batches. Each submit is answered as it would be alone, in its
-/// connection's order; a batch refuses no submit for another's sake, except that the journal's
-/// space is checked once for the whole batch.
+/// connection's order, except that the journal's space is checked once for the whole batch.
 public final class SubmitCoalescer: Sendable {
     /// Submits of one user and group are gathered; different users' go side by side.
     private struct Submitter: Hashable {
@@ -19,7 +20,7 @@ public final class SubmitCoalescer: Sendable {
     }
 
     private struct Waiting {
-        var params: Submit.Params
+        var submit: CheckedSubmit
         var answer: CheckedContinuation<Result<Job, CoreError>, Never>
     }
 
@@ -40,12 +41,17 @@ public final class SubmitCoalescer: Sendable {
         self.manager = manager
     }
 
-    /// Accepts `params` for `owner`, in a batch with the submits that wait beside it.
+    /// Checks and accepts `params` for `owner`, in a batch with the submits that wait beside it.
     public func submit(_ params: Submit.Params, owner: UInt32, group: UInt32? = nil) async -> Result<Job, CoreError> {
+        let startedAt = MonotonicClock.nanoseconds()
+        defer { manager.metrics.submitDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- startedAt) }
+        guard let checked = await manager.check([params], owner: owner, group: group).first else {
+            return .failure(CoreError(.internalFailure, "the submit produced no answer"))
+        }
         let submitter = Submitter(uid: owner, gid: group)
         return await withCheckedContinuation { answer in
             let starts = state.withLock { state in
-                state.waiting[submitter, default: []].append(Waiting(params: params, answer: answer))
+                state.waiting[submitter, default: []].append(Waiting(submit: checked, answer: answer))
                 return state.running.insert(submitter).inserted
             }
             if starts { Task { await self.run(submitter) } }
@@ -67,7 +73,7 @@ public final class SubmitCoalescer: Sendable {
                 return taken
             }
             guard !batch.isEmpty else { return }
-            let results = await manager.submit(batch.map(\.params), owner: submitter.uid, group: submitter.gid)
+            let results = await manager.accept(batch.map(\.submit), owner: submitter.uid, group: submitter.gid)
             for (index, waiting) in batch.enumerated() {
                 let result =
                     index < results.count ? results[index] : .failure(CoreError(.internalFailure, "the submit produced no answer"))

@@ -24,38 +24,27 @@ extension TransferManager {
     public func submit(_ batch: [Submit.Params], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, CoreError>] {
         let startedAt = MonotonicClock.nanoseconds()
         defer { metrics.submitDuration.recordNanoseconds(MonotonicClock.nanoseconds() &- startedAt) }
+        return await accept(await check(batch, owner: owner, group: group), owner: owner, group: group)
+    }
+
+    /// Accepts submits whose waiting checks are done (`check`) in one durable step, as `submit`.
+    /// Submits checked apart may be accepted together; what `accept` checks itself, it checks
+    /// without a suspension point, so that nothing changes between the checks and the insertion.
+    public func accept(_ batch: [CheckedSubmit], owner: UInt32, group: UInt32? = nil) async -> [Result<Job, CoreError>] {
         var results = [Result<Job, CoreError>](repeating: .failure(CoreError(.internalFailure, "not submitted")), count: batch.count)
-        // The host checks may resolve names: all done before the checks below, which run without
-        // a suspension point, so that nothing changes between them and the jobs' insertion.
         var urls: [URL?] = []
-        for (index, params) in batch.enumerated() {
-            do {
-                let url = try SubmitValidator.validateURL(params.url)
-                try await engine.hosts.admit(url)
-                urls.append(url)
-            } catch {
+        var checked = Set<Int>()
+        for (index, submit) in batch.enumerated() {
+            switch submit.outcome {
+            case .success(let passed):
+                urls.append(passed.url)
+                if passed.destinationChecked { checked.insert(index) }
+            case .failure(let error):
                 results[index] = .failure(error)
                 urls.append(nil)
             }
         }
-        // Then the filesystem, off the actor (DestinationChecks); a submit naming a job that
-        // exists is answered by that job, so its destination is not checked.
-        let toCheck = batch.indices.filter { index in
-            urls[index] != nil && (try? SubmitValidator.validateKind(batch[index])) == .download
-                && (batch[index].replace == true || batch[index].id.flatMap { ownedKey($0, owner: owner) } == nil)
-        }
-        let problems = await DestinationChecks.check(
-            toCheck.map { batch[$0] }, owner: DownloadOwner(uid: owner, gid: group), roots: configuration.allowedRoots,
-            reserve: configuration.diskReserveBytes, inbox: configuration.inbox, inboxBudget: configuration.inboxBytesPerUser)
-        var checked = Set<Int>()
-        for (index, problem) in zip(toCheck, problems) {
-            if let problem {
-                results[index] = .failure(problem)
-                urls[index] = nil
-            } else {
-                checked.insert(index)
-            }
-        }
+        let batch = batch.map(\.params)
         var accepted: [(index: Int, job: JobRecord, url: URL)] = []
         var answersExisting = false
         // Checked once for the batch: new work is refused before the journal's filesystem fills up.
