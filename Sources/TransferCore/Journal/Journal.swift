@@ -193,24 +193,31 @@ public final class Journal: Sendable {
     /// once with the next change someone waits for: each write is followed by a sync, and the
     /// records of many short transfers (started, finished) then share one instead of taking one
     /// each.
-    public func write(_ changes: [Change]) {
-        _ = enqueue(changes.filter(Self.isStorable), waiter: nil)
+    ///
+    /// `promptly` writes them at once, as before a change someone waits for: for a record that a
+    /// step on the filesystem soon after relies on at recovery (a partial file's inode, which
+    /// tells a landed file from a stranger's).
+    public func write(_ changes: [Change], promptly: Bool = false) {
+        _ = enqueue(changes.filter(Self.isStorable), waiter: nil, promptly: promptly)
     }
 
 
     /// Appends `changes` (and the waiter to resume once they are synced) in call order, and starts
     /// the writer if it is idle: at once for a waiter, after `lazyWriteNanoseconds` without one.
     /// Returns the earlier failure instead when the journal has failed.
-    private func enqueue(_ changes: [Change], waiter: CheckedContinuation<Void, any Error>?) -> JournalError? {
+    private func enqueue(
+        _ changes: [Change], waiter: CheckedContinuation<Void, any Error>?, promptly: Bool = false
+    ) -> JournalError? {
+        let hurries = waiter != nil || promptly
         let (failure, schedule, delayed): (JournalError?, Bool, Bool) = state.withLock { state in
             if let failure = state.failure { return (failure, false, false) }
             state.pending.append(contentsOf: changes)
             if let waiter { state.waiters.append(waiter) }
             // A waiter hurries a drain that was put off; a drain scheduled or running takes it all.
-            if state.drainScheduled && !(waiter != nil && state.drainDelayed) { return (nil, false, false) }
+            if state.drainScheduled && !(hurries && state.drainDelayed) { return (nil, false, false) }
             state.drainScheduled = true
-            state.drainDelayed = waiter == nil
-            return (nil, true, waiter == nil)
+            state.drainDelayed = !hurries
+            return (nil, true, !hurries)
         }
         // A drain put off and then hurried runs twice; the second finds nothing to do.
         if schedule && delayed {

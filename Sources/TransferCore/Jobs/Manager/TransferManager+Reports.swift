@@ -36,7 +36,9 @@ extension TransferManager {
             if startOffset < job.checkpointBytes { job.checkpointBytes = startOffset }
             // Bytes before the offset were counted, or were there before this attempt.
             if running[job.id]?.countedBytes != nil { running[job.id]?.countedBytes = startOffset }
-            save(job)
+            // Written at once: start-up knows a file that landed before its "completed" record by
+            // this inode, and a short download lands within a millisecond or two.
+            save(job, promptly: true)
             if startOffset > 0 {
                 logger(forJob: job.id).info("transfer resumed", metadata: ["bytes": "\(startOffset)", "attempt": "\(job.attempts)"])
             }

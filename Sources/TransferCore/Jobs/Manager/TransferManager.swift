@@ -313,9 +313,10 @@ public actor TransferManager {
         return job.wireJob(liveBytes: progress.bytes, bytesPerSecond: progress.bytesPerSecond).withPacing(progress)
     }
 
-    func save(_ job: JobRecord) {
+    /// Writes `job`'s record without waiting for the disk; `promptly` as `Journal.write` says.
+    func save(_ job: JobRecord, promptly: Bool = false) {
         do {
-            journal.write([try jobs.update(job)])
+            journal.write([try jobs.update(job)], promptly: promptly)
         } catch {
             // Kept in memory as it is now, so the job goes on; its next change is written.
             jobs[job.id] = job
