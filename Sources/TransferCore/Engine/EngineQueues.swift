@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 
 /// The queues the engine's parts run on. Each part checks at run time that it is on its own:
@@ -17,9 +18,10 @@ final class EngineQueues: @unchecked Sendable {
     /// backlog that back-pressure relies on (measured: 196 MiB peak instead of 109 for 1 GiB).
     let delegate: DelegateQueue
     let io = DispatchQueue(label: "transferd.engine.io", attributes: .concurrent)
-    let landings = LandingThreads()
+    let landings: LandingThreads
 
-    init() {
+    init(logger: Logger = LandingThreads.silent) {
+        landings = LandingThreads(logger: logger)
         delegate = DelegateQueue()
         delegate.name = "transferd.engine.delegate"
         delegate.maxConcurrentOperationCount = 1

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,10 +25,13 @@ final class LandingThreads: @unchecked Sendable {
     /// Starts a thread running its argument; false when the system refuses one.
     typealias Starter = @Sendable (@escaping @Sendable () -> Void) -> Bool
     private let start: Starter
+    private let logger: Logger
     private let condition = NSCondition()
     private var pending: [@Sendable () -> Void] = []
     private var idle = 0
     private var threads = 0
+    /// Whether a refusal was logged and no thread has started since: one line per stretch.
+    private var refusalLogged = false
 
     /// Set (non-nil) on the landing threads only, by which `isCurrent` knows them.
     private static let marker: pthread_key_t = {
@@ -35,15 +39,20 @@ final class LandingThreads: @unchecked Sendable {
         pthread_key_create(&key, nil)
         return key
     }()
+    /// A logger that drops everything, for threads made without one (tests).
+    static let silent = Logger(label: "transferd.engine", factory: { _ in SwiftLogNoOpLogHandler() })
+
     /// A landing reads, hashes at most a prefix buffer and syncs: a small stack does.
     static let stackBytes = 1 << 20
 
     init(
         limit: Int = 16, idleSeconds: Double = 5,
+        logger: Logger = LandingThreads.silent,
         start: @escaping Starter = { CheckedThread.start(stackBytes: LandingThreads.stackBytes, $0) }
     ) {
         self.limit = max(limit, 1)
         self.idleSeconds = idleSeconds
+        self.logger = logger
         self.start = start
     }
 
@@ -63,11 +72,24 @@ final class LandingThreads: @unchecked Sendable {
     /// thread stays counted and is tried again after `retryAfter` seconds, twice as long each time
     /// up to a second.
     private func startThread(retryAfter delay: Double) {
-        if start({ self.serve() }) { return }
+        if start({ self.serve() }) {
+            condition.lock()
+            refusalLogged = false
+            condition.unlock()
+            return
+        }
         condition.lock()
         let orphaned = threads == 1 && !pending.isEmpty
         if !orphaned { threads -= 1 }
+        let log = orphaned && !refusalLogged
+        if log { refusalLogged = true }
+        let waiting = pending.count
         condition.unlock()
+        if log {
+            logger.warning(
+                "the system refused a thread for landing downloads; trying again, the finished downloads wait meanwhile: raise the unit's TasksMax or the user's process limit (ulimit -u)",
+                metadata: ["waiting": "\(waiting)"])
+        }
         guard orphaned else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
             self.startThread(retryAfter: min(delay * 2, 1))

@@ -35,7 +35,7 @@ public final class TransferEngine: TransferDriving {
         _ = Landing.processUmask
         let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
         self.events = events
-        let queues = EngineQueues()
+        let queues = EngineQueues(logger: logger)
         self.rates = rates
         let tasks = EngineTasks()
         let runner = DownloadRunner(

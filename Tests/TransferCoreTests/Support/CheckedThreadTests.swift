@@ -17,7 +17,7 @@ struct CheckedThreadTests {
         #expect(runs.load(ordering: .relaxed) == 1)
     }
 
-    @Test func aStackSizeIsAppliedOrTheStartRefused() {
+    @Test func aValidStackSizeStartsTheThreadAnInvalidOneIsRefused() {
         let done = DispatchSemaphore(value: 0)
         #expect(CheckedThread.start(stackBytes: 1 << 20) { done.signal() })
         #expect(done.wait(timeout: .now() + 30) == .success)
