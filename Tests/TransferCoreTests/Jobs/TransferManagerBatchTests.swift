@@ -9,7 +9,9 @@ import TransferProtocol
 struct TransferManagerBatchTests {
     let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
+    /// A manager whose journal is in `directory`'s `state`, writing below `directory`.
     private func manager(in directory: TemporaryDirectory) throws -> (TransferManager, Journal) {
+        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
         let journal = try Journal(directory: directory.path + "/state", logger: logger)
         var configuration = CoreConfiguration()
         configuration.maxConcurrentTransfers = 1
@@ -27,7 +29,6 @@ struct TransferManagerBatchTests {
     @Test func aBatchOfSubmitsIsSyncedOnceWhileOneByOneEachIsSynced() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
         let (manager, journal) = try manager(in: directory)
         try await journal.sync()
 
@@ -47,7 +48,6 @@ struct TransferManagerBatchTests {
     @Test func refusedSubmitsOfABatchLeaveTheOthersAccepted() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
         let (manager, _) = try manager(in: directory)
         let results = await manager.submit(
             [
@@ -82,7 +82,6 @@ struct TransferManagerBatchTests {
     @Test func submitsThatArriveTogetherShareSyncs() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
         let (manager, journal) = try manager(in: directory)
         try await journal.sync()
         let before = journal.statistics
@@ -97,7 +96,6 @@ struct TransferManagerBatchTests {
     @Test func eachSubmitGathersItsOwnAnswerAndOwner() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.path + "/state", withIntermediateDirectories: true)
         let (manager, _) = try manager(in: directory)
         // Another user may write there too.
         try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: directory.path)
