@@ -201,7 +201,6 @@ public final class Journal: Sendable {
         _ = enqueue(changes.filter(Self.isStorable), waiter: nil, promptly: promptly)
     }
 
-
     /// Appends `changes` (and the waiter to resume once they are synced) in call order, and starts
     /// the writer if it is idle: at once for a waiter, after `lazyWriteNanoseconds` without one.
     /// Returns the earlier failure instead when the journal has failed.

@@ -8,7 +8,6 @@ import Foundation
 /// every value without its shape (a string first, then each other kind) cost 4 % of a submit.
 struct ParameterFit<Method: RPCMethod>: Decodable {
     let fits: Bool
-    private typealias AnyKey = ShapeFit.AnyKey
 
     /// Whether the `params` member of `line` fits `Method.parameters`: true when it is absent or
     /// null. False also when `line` is not JSON; the probe then decides.
@@ -21,8 +20,8 @@ struct ParameterFit<Method: RPCMethod>: Decodable {
             fits = true
             return
         }
-        let envelope = try decoder.container(keyedBy: AnyKey.self)
-        let params = AnyKey(stringValue: "params")
+        let envelope = try decoder.container(keyedBy: WireKey.self)
+        let params = WireKey("params")
         guard envelope.contains(params) else {
             fits = true
             return
@@ -31,18 +30,10 @@ struct ParameterFit<Method: RPCMethod>: Decodable {
     }
 }
 
-/// The check itself, outside the generic `ParameterFit`: called from code that is not specialized
-/// for a method, a recursive call within the generic type looked up its metadata at run time each
-/// time, which cost more than the reading.
+/// The check itself, outside the generic `ParameterFit`. Its callers are not specialized for a
+/// method, so each recursive call inside the generic type looked up that type's metadata at run
+/// time, which cost more than the reading. Members are read by their names as sent (`WireKey`).
 private enum ShapeFit {
-    /// A member's name as sent.
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     static func fits(_ decoder: any Decoder, _ shape: ParameterShape) -> Bool {
         guard let single = try? decoder.singleValueContainer() else { return false }
         if single.decodeNil() { return true }
@@ -66,12 +57,12 @@ private enum ShapeFit {
             }
             return true
         case .map(let valueShape):
-            guard let members = try? decoder.container(keyedBy: AnyKey.self) else { return false }
+            guard let members = try? decoder.container(keyedBy: WireKey.self) else { return false }
             return members.allKeys.allSatisfy { key in
                 (try? members.superDecoder(forKey: key)).map { fits($0, valueShape) } ?? false
             }
         case .object(let known):
-            guard let members = try? decoder.container(keyedBy: AnyKey.self) else { return false }
+            guard let members = try? decoder.container(keyedBy: WireKey.self) else { return false }
             return members.allKeys.allSatisfy { key in
                 guard let memberShape = known[key.stringValue] else { return false }
                 return (try? members.superDecoder(forKey: key)).map { fits($0, memberShape) } ?? false
