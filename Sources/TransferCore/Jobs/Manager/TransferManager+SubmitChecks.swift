@@ -30,23 +30,21 @@ extension TransferManager {
             }
         }
         let toCheck = batch.indices.filter { index in
-            (try? outcomes[index].get()) != nil && (try? SubmitValidator.validateKind(batch[index])) == .download
+            if case .failure = outcomes[index] { return false }
+            return (try? SubmitValidator.validateKind(batch[index])) == .download
                 && (batch[index].replace == true || batch[index].id.flatMap { ownedKey($0, owner: owner) } == nil)
         }
         let problems = await DestinationChecks.check(
             toCheck.map { batch[$0] }, owner: DownloadOwner(uid: owner, gid: group), roots: configuration.allowedRoots,
             reserve: configuration.diskReserveBytes, inbox: configuration.inbox, inboxBudget: configuration.inboxBytesPerUser)
-        var destinationProblems: [Int: CoreError?] = [:]
-        for (index, problem) in zip(toCheck, problems) { destinationProblems[index] = problem }
+        var destinationChecked = [Bool](repeating: false, count: batch.count)
+        for (index, problem) in zip(toCheck, problems) {
+            if let problem { outcomes[index] = .failure(problem) } else { destinationChecked[index] = true }
+        }
         return batch.indices.map { index in
-            let outcome = outcomes[index].flatMap { url -> Result<CheckedSubmit.Passed, CoreError> in
-                switch destinationProblems[index] {
-                case .some(.some(let problem)): .failure(problem)
-                case .some(.none): .success(CheckedSubmit.Passed(url: url, destinationChecked: true))
-                case .none: .success(CheckedSubmit.Passed(url: url, destinationChecked: false))
-                }
-            }
-            return CheckedSubmit(params: batch[index], outcome: outcome)
+            CheckedSubmit(
+                params: batch[index],
+                outcome: outcomes[index].map { CheckedSubmit.Passed(url: $0, destinationChecked: destinationChecked[index]) })
         }
     }
 }
