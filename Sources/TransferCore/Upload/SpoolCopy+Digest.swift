@@ -28,7 +28,7 @@ extension SpoolCopy {
             pipeline.run(size: size) { range throws(Failure) in
                 try copy(from: source, named: name, range: range, to: target, shift: shift, path: path)
                 startWriteback(of: target, (range.lowerBound + shift)..<(range.upperBound + shift))
-            } end: { end throws(Failure) in
+            } finish: { end throws(Failure) in
                 try write(suffix, at: end, to: target, path: path, of: name)
                 return end + Int64(suffix.count)
             }
@@ -88,10 +88,10 @@ extension SpoolCopy {
         }
 
         /// On the copying thread: copies `0..<size` of the source a slice at a time with
-        /// `copySlice` (landing `start` bytes further in the target), then calls `end` with the
+        /// `copySlice` (landing `start` bytes further in the target), then calls `finish` with the
         /// target's offset after them (it returns the target's final length), until it is done,
         /// fails, or is cancelled.
-        func run(size: Int64, copySlice: (Range<Int64>) throws(Failure) -> Void, end: (Int64) throws(Failure) -> Int64) {
+        func run(size: Int64, copySlice: (Range<Int64>) throws(Failure) -> Void, finish: (Int64) throws(Failure) -> Int64) {
             var at: Int64 = 0
             var failure: Failure?
             while at < size, !state.withLock({ $0.cancelled }) {
@@ -108,7 +108,7 @@ extension SpoolCopy {
             }
             if failure == nil, at == size {
                 do throws(Failure) {
-                    let length = try end(start + size)
+                    let length = try finish(start + size)
                     state.withLock { $0.copied = length }
                 } catch {
                     failure = error
