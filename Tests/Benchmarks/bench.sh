@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite of transferd's data path: each row runs transferd and its peers (curl, aria2c)
-# against one local nginx in the same run and prints ratios.
+# against one local nginx in the same run and prints ratios. The small row also runs the same files
+# through one bare URLSession (transferd-bench urlsession-fetch): the floor every transfer stands on.
 #
 # Usage (from anywhere; `make bench` runs it from the repository root):
 #   Tests/Benchmarks/bench.sh
@@ -18,7 +19,8 @@
 #   BENCH_SLOW_DISK_USEC=N     also run one download with TRANSFERD_TEST_WRITE_DELAY_USEC=N
 #                              (N microseconds per 16 KiB chunk written) and report its peak RSS
 #   BENCH_SKIP_BUILD=1         use the release binaries already built instead of building them
-#   BENCH_BIN_DIR=DIR          use the transferd and transferctl in DIR (implies BENCH_SKIP_BUILD=1)
+#   BENCH_BIN_DIR=DIR          use the transferd, transferctl and transferd-bench in DIR
+#                              (implies BENCH_SKIP_BUILD=1; without transferd-bench, no floor)
 #   BENCH_BASELINE=DIR         also run the transferd in DIR (another build, e.g. before a change),
 #                              interleaved with the others, and print both side by side
 #   SWIFT=swift                the swift driver to build with
@@ -214,16 +216,19 @@ between_runs() { rm -f -- "$@"; sync; }
 BUILD_S="skipped (BENCH_SKIP_BUILD=1)"
 [[ -z ${BENCH_BIN_DIR:-} ]] || SKIP_BUILD=1
 if [[ $SKIP_BUILD != 1 ]]; then
-    say "building transferd and transferctl (release); this takes a few minutes on 2 cores"
+    say "building transferd, transferctl and transferd-bench (release); this takes a few minutes on 2 cores"
     t0=$(now_ns)
-    "$SWIFT" build -c release --static-swift-stdlib --product transferd >&2 || die "swift build --product transferd failed"
-    "$SWIFT" build -c release --static-swift-stdlib --product transferctl >&2 || die "swift build --product transferctl failed"
+    for product in transferd transferctl transferd-bench; do
+        "$SWIFT" build -c release --static-swift-stdlib --product $product >&2 || die "swift build --product $product failed"
+    done
     BUILD_S="$(secs $(($(now_ns) - t0)))s"
 fi
 BIN_DIR=${BENCH_BIN_DIR:-$("$SWIFT" build -c release --show-bin-path)}
 TRANSFERD=$BIN_DIR/transferd
 TRANSFERCTL=$BIN_DIR/transferctl
+BENCH_TOOL=$BIN_DIR/transferd-bench
 [[ -x $TRANSFERD && -x $TRANSFERCTL ]] || die "release binaries not found in $BIN_DIR (unset BENCH_SKIP_BUILD to build them)"
+[[ -x $BENCH_TOOL ]] || say "no transferd-bench in $BIN_DIR: the small row runs without its URLSession floor"
 
 # ---------------------------------------------------------------------------- scratch and test file
 BASE_DIR=${BENCH_DIR:-/tmp}
@@ -718,6 +723,7 @@ fi
 # ---------------------------------------------------------------------------- row: small
 if want_row small; then
     declare -a SA_NS=() SA_CPU=() SC_NS=() SC_CPU=() ST_NS=() ST_CPU=() ST_RSS=() SB_NS=() SB_CPU=()
+    declare -a SP_NS=() SP_CPU=() SD_NS=() SD_CPU=()
     for ((run = 1; run <= RUNS; run++)); do
         first=$((run == 1 ? 1 : 0))
         tag="small run $run/$RUNS"
@@ -740,6 +746,21 @@ if want_row small; then
         verify_small "$dir" "curl ($tag)" "$first"
         SC_NS+=("$WALL_NS"); SC_CPU+=("$CPU_S")
         echo "$tag: curl_parallel wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+
+        # The floor under the premise: the same files through one bare URLSession, 16 at a time,
+        # without the daemon; plain (written only, as curl) and durable (each file synced,
+        # renamed and its directory synced, alone: durability rule 5 without the journal).
+        if [[ -x $BENCH_TOOL ]]; then
+            for mode in plain durable; do
+                dir=$OUT/small-urlsession-$mode-$run
+                mkdir -p "$dir"; sync
+                timed "transferd-bench urlsession-fetch ($mode)" "$SCRATCH/small-urlsession.log" \
+                    "$BENCH_TOOL" urlsession-fetch "$SCRATCH/small.list" "$dir" 16 $mode
+                verify_small "$dir" "URLSession $mode ($tag)" "$first"
+                if [[ $mode == plain ]]; then SP_NS+=("$WALL_NS"); SP_CPU+=("$CPU_S"); else SD_NS+=("$WALL_NS"); SD_CPU+=("$CPU_S"); fi
+                echo "$tag: urlsession_$mode wall_s=$(secs "$WALL_NS") cpu_s=$CPU_S"
+            done
+        fi
 
         dir=$OUT/small-transferd-$run
         mkdir -p "$dir"; sync
@@ -765,13 +786,22 @@ if want_row small; then
     REPORT+=("" "== small: $SMALL_FILES files of $SMALL_KIB KiB, 16 at a time, $RUNS runs (median); transferd: one submit -i, --wait until all landed =="
         "$(printf '%-36s %10s %8s %10s %10s' "tool" "median_s" "cpu_s" "vs_aria2" "vs_curl")"
         "$(srow "aria2c -j16 -i LIST" "$m_sa" "$(median "${SA_CPU[@]}")")"
-        "$(srow "curl --parallel --parallel-max 16" "$m_sc" "$(median "${SC_CPU[@]}")")"
-        "$(srow "transferd (submit -i --wait)" "$m_st" "$(median "${ST_CPU[@]}")")")
+        "$(srow "curl --parallel --parallel-max 16" "$m_sc" "$(median "${SC_CPU[@]}")")")
+    if ((${#SP_NS[@]} > 0)); then
+        REPORT+=("$(srow "URLSession alone, 16 tasks" "$(median "${SP_NS[@]}")" "$(median "${SP_CPU[@]}")")"
+            "$(srow "URLSession alone + rule 5 per file" "$(median "${SD_NS[@]}")" "$(median "${SD_CPU[@]}")")")
+    fi
+    REPORT+=("$(srow "transferd (submit -i --wait)" "$m_st" "$(median "${ST_CPU[@]}")")")
     if [[ -n $BASELINE_DIR ]]; then
         REPORT+=("$(srow "baseline (submit -i --wait)" "$(median "${SB_NS[@]}")" "$(median "${SB_CPU[@]}")")")
     fi
     REPORT+=("per-run wall seconds: aria2c=[$(join_secs "${SA_NS[@]}")] curl=[$(join_secs "${SC_NS[@]}")] transferd=[$(join_secs "${ST_NS[@]}")]$(if_baseline " baseline=[$(join_secs "${SB_NS[@]}")]")"
         "transferd: max_concurrent_transfers and max_connections_per_host $DAEMON_CONCURRENCY; the daemon's CPU seconds; each file is synced before it lands")
+    if ((${#SP_NS[@]} > 0)); then
+        REPORT+=("URLSession alone: transferd-bench urlsession-fetch, one URLSession and its delegate, no daemon, no journal; its CPU is the process's."
+            "per-run wall seconds: URLSession alone=[$(join_secs "${SP_NS[@]}")] + rule 5=[$(join_secs "${SD_NS[@]}")]"
+            "ratios: transferd/(URLSession + rule 5) $(ratio "$m_st" "$(median "${SD_NS[@]}")"), URLSession alone/curl $(ratio "$(median "${SP_NS[@]}")" "$m_sc")")
+    fi
     goal "$SMALL_FILES x $SMALL_KIB KiB: submit to all landed, x curl's" "$(ratio "$m_st" "$m_sc")" 2.0 x
 fi
 

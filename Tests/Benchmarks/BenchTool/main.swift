@@ -23,6 +23,9 @@ import Glibc
 //   transferd-bench codec COUNT
 //       encodes a job's journal record and decodes a submit's request line COUNT times each, as
 //       every submit does; prints "encode_ns decode_ns" per operation
+//   transferd-bench urlsession-fetch LIST DEST_DIR PARALLEL durable|plain
+//       downloads an aria2c input list through one bare URLSession, PARALLEL at a time, into
+//       DEST_DIR: the small-files row's floor (URLSessionFloor.swift); prints "seconds cpu_seconds"
 //   transferd-bench ready TRANSFERD_ARGS...
 //       starts transferd with NOTIFY_SOCKET set, waits for READY=1, reads its RSS, stops it;
 //       prints "ready_seconds rss_kib"
@@ -259,7 +262,7 @@ func codec(count: Int) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2 else { fail("usage: see the top of BenchTool.swift") }
+guard arguments.count >= 2 else { fail("usage: see the top of Tests/Benchmarks/BenchTool/main.swift") }
 switch arguments[1] {
 case "fill-journal" where (6...9).contains(arguments.count):
     let usage = "fill-journal STATE_DIR COUNT OWNER DEST_DIR [completed|queued [URL_PREFIX [FIRST]]]"
@@ -285,6 +288,11 @@ case "batch" where arguments.count == 6:
 case "codec" where arguments.count == 3:
     guard let count = Int(arguments[2]), count > 0 else { fail("codec COUNT") }
     codec(count: count)
+case "urlsession-fetch" where arguments.count == 6:
+    guard let parallel = Int(arguments[4]), parallel > 0, ["durable", "plain"].contains(arguments[5]) else {
+        fail("urlsession-fetch LIST DEST_DIR PARALLEL durable|plain")
+    }
+    urlSessionFetch(list: arguments[2], directory: arguments[3], parallel: parallel, durable: arguments[5] == "durable")
 case "ready" where arguments.count >= 3:
     ready(Array(arguments.dropFirst(2)))
 default:
