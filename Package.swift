@@ -144,7 +144,7 @@ let package = Package(
             dependencies: ["TransferCore"],
             path: "Tests/Fuzz/FuzzJournalRecovery"
         ),
-        // The job-table benchmarks' helper (Tests/Benchmarks/jobtable.sh).
+        // The benchmarks' helper (Tests/Benchmarks/jobtable.sh, and bench.sh's URLSession floor).
         .executableTarget(
             name: "transferd-bench",
             dependencies: ["TransferCore", "TransferProtocol", .product(name: "Logging", package: "swift-log")],
