@@ -30,9 +30,10 @@ enum BodyLength {
     /// sends the request: the first time, again after answering a login challenge, and when libcurl
     /// sends it again on a new connection because a reused one had closed.
     static func stream(ofFileAt path: String) -> InputStream {
-        // Opened by FoundationNetworking, which reads it as libcurl asks, in bounded pieces. A copy
-        // that cannot be opened reads as empty: the server never gets the length named, and the
-        // request ends at the idle timeout; the next attempt's check then finds the copy missing.
-        InputStream(fileAtPath: path) ?? InputStream(data: Data())
+        // Read by FoundationNetworking as libcurl asks, in bounded pieces, each dropped from the
+        // page cache once read (`SpoolBodyStream`). A copy that cannot be opened reads as empty:
+        // the server never gets the length named, and the request ends at the idle timeout; the
+        // next attempt's check then finds the copy missing.
+        SpoolBodyStream(path: path)
     }
 }
