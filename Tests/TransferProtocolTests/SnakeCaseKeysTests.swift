@@ -13,6 +13,10 @@ struct SnakeCaseKeysTests {
         var idChosenByClient = true
         var url = "v"
         var _leading = 3
+        // Keys without a capital letter are kept without a lookup: Foundation keeps them too.
+        var sha256 = 5
+        var trailing_ = 6
+        var already_snake = 7
         var nested = Nested()
     }
 

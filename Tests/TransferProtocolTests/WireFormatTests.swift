@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransferTestSupport
 @testable import TransferProtocol
 
 @Suite("Wire format")
@@ -73,4 +74,28 @@ struct WireFormatTests {
         let parsed = try #require(WireCoding.parseTimestamp(text))
         #expect(abs(parsed.timeIntervalSince(date)) < 0.001)
     }
+
+    /// The times written from `gmtime_r` are the format style's, digit for digit: edges of a second
+    /// and of the range, and random times (fixed seed) from 1970 to 9999 and around now.
+    @Test func timestampsAreTheFormatStyles() {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        var times: [Double] = [0, 0.000_4, 0.000_999_9, 0.999_5, 0.999_999, 1, 951_782_400.5, 1_764_182_870.301, 1_764_182_870.999_9, 253_402_300_799.999]
+        var generator = SplitMix64(seed: 25)
+        let now = Date().timeIntervalSince1970
+        for _ in 0..<20_000 {
+            times.append(Double(generator.next() % 253_402_300_800) + Double(generator.next() % 1_000_000) / 1_000_000)
+            times.append(now + Double(generator.next() % 200_000_000) / 100 - 1_000_000)
+        }
+        var differing: [String] = []
+        for time in times {
+            let date = Date(timeIntervalSince1970: time)
+            let expected = date.formatted(style)
+            if WireCoding.timestampText(date) != expected, differing.count < 5 { differing.append("\(time): \(expected)") }
+        }
+        #expect(differing.isEmpty, "\(differing)")
+        // Outside 1970 to 9999 the format style writes them.
+        #expect(WireCoding.timestampText(Date(timeIntervalSince1970: -1)) == nil)
+        #expect(WireCoding.formatTimestamp(Date(timeIntervalSince1970: -1)) == Date(timeIntervalSince1970: -1).formatted(style))
+    }
 }
+

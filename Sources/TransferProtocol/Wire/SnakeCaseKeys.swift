@@ -12,6 +12,9 @@ enum SnakeCaseKeys {
 
     /// What `.convertToSnakeCase` makes of `key`.
     static func snake(_ key: String) -> String {
+        // Without a capital letter there is no word to split: the key stays as it is. Most keys
+        // are one word; this skips the lock and the lookup for each of them.
+        if key.utf8.allSatisfy({ $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) { return key }
         if let known = toSnake.withLock({ $0[key] }) { return known }
         let converted = foundationSnake(key) ?? key
         toSnake.withLock { $0[key] = converted }

@@ -32,7 +32,41 @@ public enum WireCoding {
 
     /// Formats a time as ISO 8601 UTC with milliseconds, e.g. `2026-11-22T10:00:00.123Z`.
     public static func formatTimestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        timestampText(date) ?? date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// What `Date.ISO8601FormatStyle(includingFractionalSeconds: true)` writes, for the years 1970
+    /// to 9999, from `gmtime_r`; nil outside them. Every record and answer carries a time or three,
+    /// and the format style sets up a calendar for each: a tenth of a job record's encoding.
+    static func timestampText(_ date: Date) -> String? {
+        let seconds = date.timeIntervalSince1970
+        guard seconds >= 0, seconds < 253_402_300_800 else { return nil }
+        let whole = seconds.rounded(.down)
+        var time = time_t(whole)
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return nil }
+        // Truncated to the millisecond, as the format style does.
+        let milliseconds = Int((seconds - whole) * 1000)
+        return String(unsafeUninitializedCapacity: 24) { text in
+            var end = 0
+            func put(_ value: Int, _ digits: Int, _ separator: Unicode.Scalar) {
+                var rest = value
+                for index in stride(from: end + digits - 1, through: end, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                text[end + digits] = UInt8(ascii: separator)
+                end += digits + 1
+            }
+            put(Int(parts.tm_year) + 1900, 4, "-")
+            put(Int(parts.tm_mon) + 1, 2, "-")
+            put(Int(parts.tm_mday), 2, "T")
+            put(Int(parts.tm_hour), 2, ":")
+            put(Int(parts.tm_min), 2, ":")
+            put(Int(parts.tm_sec), 2, ".")
+            put(milliseconds, 3, "Z")
+            return end
+        }
     }
 
     /// Parses an ISO 8601 time with or without fractional seconds.
