@@ -9,10 +9,13 @@ public struct DecodedRequest: Sendable, Equatable {
     public var hasParams: Bool
     /// The whole line, from which `params(for:)` decodes the parameters once the method is known.
     public var line: Data
+    /// A submit's params, read with the header (`RequestLine`); nil when they did not fit or decode.
+    var submit: Submit.Params?
 
     /// The parameters for `method`'s type, or an `invalidParams` error naming the parameter at fault.
     public func params<M: RPCMethod>(for method: M.Type) throws(RPCError) -> M.Params {
-        try RequestDecoder.decodeParams(method, line, hasParams)
+        if M.self == Submit.self, let submit, let params = submit as? M.Params { return params }
+        return try RequestDecoder.decodeParams(method, line, hasParams)
     }
 }
 
@@ -65,14 +68,15 @@ public struct RequestDecoder: Sendable {
                     .requestTooDeep,
                     "the request nests arrays and objects more than \(maxDepth) levels deep (max_json_depth) and was ignored: send at most \(maxDepth) levels (the request object is the first)"))
         }
-        let header: RPCRequestHeader
+        let read: RequestLine
         do {
-            header = try WireCoding.decoder().decode(RPCRequestHeader.self, from: line)
+            read = try RequestLine.read(line)
         } catch DecodingError.dataCorrupted {
             throw RequestDecodingError(id: .null, RPCError(.parseError, "the request is not valid JSON: send one JSON-RPC 2.0 object per line"))
         } catch {
             throw RequestDecodingError(id: .null, RPCError(.invalidRequest, "the request must be a JSON object with jsonrpc, id, method and params"))
         }
+        let header = read.header
         guard !header.hasUnusableID else {
             throw RequestDecodingError(
                 id: .null,
@@ -87,7 +91,7 @@ public struct RequestDecoder: Sendable {
         guard let method = header.method else {
             throw RequestDecodingError(id: id, RPCError(.invalidRequest, "the request has no method: give one of \(methods.joined(separator: ", "))"))
         }
-        return DecodedRequest(id: header.id, method: method, hasParams: header.hasParams, line: line)
+        return DecodedRequest(id: header.id, method: method, hasParams: header.hasParams, line: line, submit: read.submit)
     }
 
     /// The parameters of `method` from a request line; a request without `params` decodes as `{}`.

@@ -253,7 +253,7 @@ func codec(count: Int) {
     let decoder = RequestDecoder(methods: [Submit.name])
     let decodeStart = now()
     for _ in 0..<count {
-        guard let request = try? decoder.decode(line), let params = try? RequestDecoder.decodeParams(Submit.self, request.line, request.hasParams)
+        guard let request = try? decoder.decode(line), let params = try? request.params(for: Submit.self)
         else { fail("codec: the request does not decode") }
         bytes &+= params.url.utf8.count
     }

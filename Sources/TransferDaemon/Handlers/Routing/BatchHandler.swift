@@ -64,9 +64,7 @@ extension RequestRouter {
                 if let id { answers.append(encodeFailure(id: id, error)) }
                 index += 1
             case .other(let request):
-                let answer = await dispatch(
-                    method: request.method, id: request.id ?? .null, data: request.line, hasParams: request.hasParams, peer: peer,
-                    subscriptions: subscriptions)
+                let answer = await dispatch(request, peer: peer, subscriptions: subscriptions)
                 if request.id != nil { answers.append(answer) }
                 index += 1
             case .submit:

@@ -78,9 +78,7 @@ struct RequestRouter: Sendable {
         case .batch(let data):
             return await respond(toBatch: data, from: peer, subscriptions: subscriptions)
         case .request(let request):
-            let response = await dispatch(
-                method: request.method, id: request.id ?? .null, data: request.line, hasParams: request.hasParams, peer: peer,
-                subscriptions: subscriptions)
+            let response = await dispatch(request, peer: peer, subscriptions: subscriptions)
             // A notification (no id) gets no answer, as JSON-RPC requires.
             return request.id == nil ? nil : response
         }
@@ -92,55 +90,51 @@ struct RequestRouter: Sendable {
         Version.name, Reload.name, MetricsMethod.name,
     ]
 
-    func dispatch(
-        method: String, id: RPCID, data: Data, hasParams: Bool, peer: Peer, subscriptions: ConnectionSubscriptions
-    ) async -> ByteBuffer {
-        switch method {
-        case Submit.name: return await call(Submit.self, id, data, hasParams) { (params) async throws(RPCError) in try await submit(params, peer: peer) }
-        case Status.name: return await call(Status.self, id, data, hasParams) { (params) async throws(RPCError) in try await status(params, peer: peer) }
-        case Log.name: return await call(Log.self, id, data, hasParams) { (params) async throws(RPCError) in try await log(params, peer: peer) }
-        case Cancel.name: return await call(Cancel.self, id, data, hasParams) { (params) async throws(RPCError) in try await cancel(params, peer: peer) }
-        case Pause.name: return await call(Pause.self, id, data, hasParams) { (params) async throws(RPCError) in try await pause(params, peer: peer) }
-        case Resume.name: return await call(Resume.self, id, data, hasParams) { (params) async throws(RPCError) in try await resume(params, peer: peer) }
+    func dispatch(_ request: DecodedRequest, peer: Peer, subscriptions: ConnectionSubscriptions) async -> ByteBuffer {
+        let id = request.id ?? .null
+        switch request.method {
+        case Submit.name: return await call(Submit.self, id, request) { (params) async throws(RPCError) in try await submit(params, peer: peer) }
+        case Status.name: return await call(Status.self, id, request) { (params) async throws(RPCError) in try await status(params, peer: peer) }
+        case Log.name: return await call(Log.self, id, request) { (params) async throws(RPCError) in try await log(params, peer: peer) }
+        case Cancel.name: return await call(Cancel.self, id, request) { (params) async throws(RPCError) in try await cancel(params, peer: peer) }
+        case Pause.name: return await call(Pause.self, id, request) { (params) async throws(RPCError) in try await pause(params, peer: peer) }
+        case Resume.name: return await call(Resume.self, id, request) { (params) async throws(RPCError) in try await resume(params, peer: peer) }
         case PriorityMethod.name:
-            return await call(PriorityMethod.self, id, data, hasParams) { (params) async throws(RPCError) in try await priority(params, peer: peer) }
-        case Move.name: return await call(Move.self, id, data, hasParams) { (params) async throws(RPCError) in try await move(params, peer: peer) }
-        case Remove.name: return await call(Remove.self, id, data, hasParams) { (params) async throws(RPCError) in try await remove(params, peer: peer) }
-        case Clean.name: return await call(Clean.self, id, data, hasParams) { (params) async throws(RPCError) in try await clean(params, peer: peer) }
-        case Retry.name: return await call(Retry.self, id, data, hasParams) { (params) async throws(RPCError) in try await retry(params, peer: peer) }
+            return await call(PriorityMethod.self, id, request) { (params) async throws(RPCError) in try await priority(params, peer: peer) }
+        case Move.name: return await call(Move.self, id, request) { (params) async throws(RPCError) in try await move(params, peer: peer) }
+        case Remove.name: return await call(Remove.self, id, request) { (params) async throws(RPCError) in try await remove(params, peer: peer) }
+        case Clean.name: return await call(Clean.self, id, request) { (params) async throws(RPCError) in try await clean(params, peer: peer) }
+        case Retry.name: return await call(Retry.self, id, request) { (params) async throws(RPCError) in try await retry(params, peer: peer) }
         case Subscribe.name:
-            return await call(Subscribe.self, id, data, hasParams) { (params) async throws(RPCError) in
+            return await call(Subscribe.self, id, request) { (params) async throws(RPCError) in
                 try await subscribe(params, peer: peer, subscriptions: subscriptions)
             }
         case Unsubscribe.name:
-            return await call(Unsubscribe.self, id, data, hasParams) { (params) async throws(RPCError) in
+            return await call(Unsubscribe.self, id, request) { (params) async throws(RPCError) in
                 try unsubscribe(params, subscriptions: subscriptions)
             }
-        case Ack.name: return await call(Ack.self, id, data, hasParams) { (params) async throws(RPCError) in try await ack(params, peer: peer) }
-        case Version.name: return await call(Version.self, id, data, hasParams) { (params) async throws(RPCError) in try await version(params, peer: peer) }
+        case Ack.name: return await call(Ack.self, id, request) { (params) async throws(RPCError) in try await ack(params, peer: peer) }
+        case Version.name: return await call(Version.self, id, request) { (params) async throws(RPCError) in try await version(params, peer: peer) }
         case MetricsMethod.name:
-            return await call(MetricsMethod.self, id, data, hasParams) { (params) async throws(RPCError) in try await metrics(params, peer: peer) }
-        case Reload.name: return await call(Reload.self, id, data, hasParams) { (params) async throws(RPCError) in try await reload(params, peer: peer) }
+            return await call(MetricsMethod.self, id, request) { (params) async throws(RPCError) in try await metrics(params, peer: peer) }
+        case Reload.name: return await call(Reload.self, id, request) { (params) async throws(RPCError) in try await reload(params, peer: peer) }
         default:
             return encodeFailure(
-                id: id, RPCError(.methodNotFound, "unknown method '\(method.prefix(100))': the methods are \(Self.methods.joined(separator: ", "))"))
+                id: id,
+                RPCError(.methodNotFound, "unknown method '\(request.method.prefix(100))': the methods are \(Self.methods.joined(separator: ", "))"))
         }
     }
 
     private func call<M: RPCMethod>(
-        _ method: M.Type, _ id: RPCID, _ data: Data, _ hasParams: Bool,
+        _ method: M.Type, _ id: RPCID, _ request: DecodedRequest,
         _ handler: (M.Params) async throws(RPCError) -> M.Result
     ) async -> ByteBuffer {
         do {
-            let params = try Self.decodeParams(M.self, data, hasParams)
+            let params = try request.params(for: M.self)
             return encodeSuccess(id: id, try await handler(params))
         } catch {
             return encodeFailure(id: id, error)
         }
-    }
-
-    static func decodeParams<M: RPCMethod>(_ method: M.Type, _ data: Data, _ hasParams: Bool) throws(RPCError) -> M.Params {
-        try RequestDecoder.decodeParams(method, data, hasParams)
     }
 
     func encodeSuccess<R: Codable & Sendable>(id: RPCID, _ result: R) -> ByteBuffer {

@@ -1,0 +1,91 @@
+import Foundation
+import Synchronization
+
+/// A request line read in one pass: its header and, for `submit`, its params.
+///
+/// Reading the header, checking the params' shape (`ParameterFit`) and decoding them were three
+/// passes over the line. The shape check costs more than the decoding: it reads each member again,
+/// by itself. Here the decoding does the check's work: the key strategy (`OnePassKeys`) knows the
+/// names each object of `Submit.parameters` may hold, gives them their Swift names, and notes any
+/// other name; the types refuse values of the wrong kind; and `OnePassKeys.keepsMinimums` checks
+/// the one bound a Swift integer does not.
+///
+/// Params with an unknown member, or that do not decode, are left to the slow path
+/// (`RequestDecoder.decodeParams`), which reads the line again to name the problem: only refused
+/// requests pay for it. `RequestLineTests` checks that this never accepts what the slow path refuses.
+struct RequestLine: Decodable {
+    var header: RPCRequestHeader
+    var submit: Submit.Params?
+
+    init(from decoder: any Decoder) throws {
+        header = try RPCRequestHeader(from: decoder)
+        guard header.method == Submit.name, header.hasParams else { return }
+        submit = try? decoder.container(keyedBy: WireKey.self).decode(Submit.Params.self, forKey: WireKey("params"))
+    }
+
+    /// Reads `line`; the submit's params are kept only when every member was known and they keep
+    /// their bounds. Throws what the header's decoding throws.
+    static func read(_ line: Data) throws -> RequestLine {
+        let unknown = OnePassKeys.UnknownNames()
+        let decoder = WireCoding.decoder()
+        decoder.keyDecodingStrategy = OnePassKeys.strategy(noting: unknown)
+        var read = try decoder.decode(RequestLine.self, from: line)
+        if let submit = read.submit, unknown.seen.load(ordering: .relaxed) || !OnePassKeys.keepsMinimums(submit) {
+            read.submit = nil
+        }
+        return read
+    }
+}
+
+/// The names a request and `submit`'s params may hold, as sent and as Swift names them.
+enum OnePassKeys {
+    /// Set when a name no object of the params knows was read.
+    final class UnknownNames: Sendable {
+        let seen = Atomic<Bool>(false)
+    }
+
+    /// The request's own members. Others are ignored, as the header's decoding always did.
+    static let envelope: [String: String] = ["jsonrpc": "jsonrpc", "id": "id", "method": "method", "params": "params"]
+
+    /// For each object of `Submit.parameters`, by the Swift name of the member holding it (the
+    /// params themselves under `params`): its members' names, as sent and as Swift names them.
+    /// Lists are looked through (`form` holds objects); maps are not, since a dictionary's keys
+    /// never meet the key strategy.
+    static let objects: [String: [String: String]] = {
+        var objects: [String: [String: String]] = [:]
+        func add(_ shape: ParameterShape, holder: String) {
+            switch shape {
+            case .object(let members):
+                objects[holder] = Dictionary(uniqueKeysWithValues: members.keys.map { ($0, SnakeCaseKeys.camel($0)) })
+                for (name, member) in members { add(member, holder: SnakeCaseKeys.camel(name)) }
+            case .list(let element):
+                add(element, holder: holder)
+            case .map, .string, .bool, .integer, .unsigned64, .number:
+                break
+            }
+        }
+        add(.object(Submit.parameters ?? [:]), holder: "params")
+        return objects
+    }()
+
+    /// A known name becomes its Swift name. Any other becomes one no type has (it starts with a
+    /// NUL) and, below the request's own level, is noted in `unknown`. Nothing is remembered, so a
+    /// client sending new names every time grows nothing.
+    static func strategy(noting unknown: UnknownNames) -> JSONDecoder.KeyDecodingStrategy {
+        .custom { path in
+            guard let last = path.last else { return WireKey("") }
+            if last.intValue != nil { return last }
+            guard path.count > 1 else { return WireKey(envelope[last.stringValue] ?? "\u{0}" + last.stringValue) }
+            let holder = path.dropLast().last { $0.intValue == nil }?.stringValue ?? ""
+            if let name = objects[holder]?[last.stringValue] { return WireKey(name) }
+            unknown.seen.store(true, ordering: .relaxed)
+            return WireKey("\u{0}" + last.stringValue)
+        }
+    }
+
+    /// The bounds of `Submit.parameters` that the Swift types do not keep: `size` is a count.
+    /// (`RequestLineTests` fails when the parameters gain another.)
+    static func keepsMinimums(_ params: Submit.Params) -> Bool {
+        (params.size ?? 0) >= 0
+    }
+}
