@@ -194,7 +194,7 @@ final class ControlServer: Service {
                 defer { idleWatch.cancel() }
                 try await withThrowingDiscardingTaskGroup { group in
                     let answers = PipelinedAnswers(activity: activity)
-                    group.addTask { try await answers.write(to: outbound) }
+                    group.addTask { await answers.write { try await outbound.write(contentsOf: $0) } }
                     defer { answers.finish() }
                     for try await frame in inbound {
                         activity.touch()

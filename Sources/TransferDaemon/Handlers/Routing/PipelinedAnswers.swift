@@ -7,22 +7,51 @@ import Synchronization
 /// The reader adds each request that may run concurrently (`add`), and waits with `drain` before
 /// anything that must run alone. At most `window` answers are outstanding: past that the reader
 /// waits, so a client that sends without reading holds a bounded amount of work.
+///
+/// Answers that are ready together are written together: the submits of one batch are answered at
+/// the same moment, and their answers leave in one write and one flush, not one each.
 final class PipelinedAnswers: Sendable {
     static let window = 256
 
-    private enum Item: Sendable {
-        case answer(Task<ByteBuffer?, Never>)
+    private enum Entry {
+        /// A request still running.
+        case running
+        case answered(ByteBuffer?)
         /// Resumed once every answer before it is written (or the connection broke).
         case marker(CheckedContinuation<Void, Never>)
     }
 
-    private let items: AsyncStream<Item>
-    private let continuation: AsyncStream<Item>.Continuation
+    private struct State {
+        /// Oldest first (at most `window` answers and the markers between them); the first is entry
+        /// number `first`.
+        var entries: [Entry] = []
+        var first = 0
+        /// The writer, waiting for the first entry to be ready.
+        var writer: CheckedContinuation<Void, Never>?
+        var finished = false
+        /// The writer's task was cancelled (the connection is closing): it stops waiting.
+        var cancelled = false
+
+        /// Whether the writer has something to do: the first entry is ready, or nothing will come.
+        var writerMayGo: Bool {
+            if cancelled { return true }
+            guard let head = entries.first else { return finished }
+            if case .running = head { return false }
+            return true
+        }
+
+        mutating func wakeWriterIfItMayGo() -> CheckedContinuation<Void, Never>? {
+            guard writerMayGo, let writer else { return nil }
+            self.writer = nil
+            return writer
+        }
+    }
+
+    private let state = Mutex(State())
     private let outstanding = Atomic<Int>(0)
     private let activity: ConnectionActivity
 
     init(activity: ConnectionActivity) {
-        (items, continuation) = AsyncStream.makeStream(of: Item.self)
         self.activity = activity
     }
 
@@ -31,33 +60,116 @@ final class PipelinedAnswers: Sendable {
         if outstanding.load(ordering: .relaxed) >= Self.window { try await drain() }
         outstanding.wrappingAdd(1, ordering: .relaxed)
         activity.busy(true)
-        continuation.yield(.answer(Task { await work() }))
+        let number = state.withLock { state in
+            state.entries.append(.running)
+            return state.first + state.entries.count - 1
+        }
+        Task { self.answered(number, await work()) }
     }
 
     /// Returns once every answer added so far has been written.
     func drain() async throws {
         guard outstanding.load(ordering: .relaxed) > 0 else { return }
-        await withCheckedContinuation { continuation.yield(.marker($0)) }
+        await withCheckedContinuation { (marker: CheckedContinuation<Void, Never>) in
+            let (gone, writer) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                // A cancelled writer is gone: nothing will be written, and nobody would resume this.
+                if state.cancelled { return (true, nil) }
+                state.entries.append(.marker(marker))
+                return (false, state.wakeWriterIfItMayGo())
+            }
+            if gone { marker.resume() }
+            writer?.resume()
+        }
     }
 
     /// No more answers: `write(to:)` ends after the ones added.
-    func finish() { continuation.finish() }
+    func finish() {
+        state.withLock { state in
+            state.finished = true
+            return state.wakeWriterIfItMayGo()
+        }?.resume()
+    }
 
-    /// Writes the answers in order until `finish()`. Once a write fails (the connection broke),
-    /// the remaining answers are dropped, and waiting readers are still let go.
-    func write(to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+    private func answered(_ number: Int, _ answer: ByteBuffer?) {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            // Once the writer is cancelled, its entries are gone and answers have nowhere to go.
+            let index = number - state.first
+            guard !state.cancelled, state.entries.indices.contains(index) else { return nil }
+            state.entries[index] = .answered(answer)
+            return state.wakeWriterIfItMayGo()
+        }?.resume()
+    }
+
+    /// Writes the answers in order until `finish()`, each run of ready answers with one call of
+    /// `send`. Once `send` fails (the connection broke), the remaining answers are dropped, and
+    /// waiting readers are still let go. When its task is cancelled, it lets them go and ends.
+    func write(to send: ([ByteBuffer]) async throws -> Void) async {
         var broken = false
-        for await item in items {
-            switch item {
-            case .answer(let task):
-                let answer = await task.value
-                if let answer, !broken {
-                    do { try await outbound.write(answer) } catch { broken = true }
+        while true {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (writer: CheckedContinuation<Void, Never>) in
+                    let goes = state.withLock { state in
+                        if state.writerMayGo { return true }
+                        state.writer = writer
+                        return false
+                    }
+                    if goes { writer.resume() }
                 }
-                if outstanding.wrappingSubtract(1, ordering: .relaxed).newValue == 0 { activity.busy(false) }
-            case .marker(let waiting):
-                waiting.resume()
+            } onCancel: {
+                state.withLock { state in
+                    state.cancelled = true
+                    return state.wakeWriterIfItMayGo()
+                }?.resume()
             }
+            // The ready entries at the front, in order; the running ones stay. Once cancelled,
+            // only the markers matter.
+            let (ready, cancelled): ([Entry], Bool) = state.withLock { state in
+                if state.cancelled {
+                    defer {
+                        state.first += state.entries.count
+                        state.entries.removeAll()
+                    }
+                    return (state.entries, true)
+                }
+                let count = state.entries.firstIndex { if case .running = $0 { return true } else { return false } } ?? state.entries.count
+                defer {
+                    state.entries.removeFirst(count)
+                    state.first += count
+                }
+                return (Array(state.entries.prefix(count)), false)
+            }
+            if cancelled {
+                for case .marker(let waiting) in ready { waiting.resume() }
+                return
+            }
+            if ready.isEmpty { return }  // finished, and every answer written
+            var batch: [ByteBuffer] = []
+            var answers = 0
+            for entry in ready {
+                switch entry {
+                case .running:
+                    break
+                case .answered(let answer):
+                    if let answer { batch.append(answer) }
+                    answers += 1
+                case .marker(let waiting):
+                    await flush(&batch, &answers, broken: &broken, send)
+                    waiting.resume()
+                }
+            }
+            await flush(&batch, &answers, broken: &broken, send)
         }
+    }
+
+    /// Sends `batch` (unless the connection broke) and counts its `answers` as written.
+    private func flush(
+        _ batch: inout [ByteBuffer], _ answers: inout Int, broken: inout Bool, _ send: ([ByteBuffer]) async throws -> Void
+    ) async {
+        if !batch.isEmpty, !broken {
+            do { try await send(batch) } catch { broken = true }
+        }
+        batch.removeAll(keepingCapacity: true)
+        if answers > 0, outstanding.wrappingSubtract(answers, ordering: .relaxed).newValue == 0 { activity.busy(false) }
+        answers = 0
     }
 }
