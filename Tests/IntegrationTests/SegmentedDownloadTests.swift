@@ -98,6 +98,23 @@ struct SegmentedDownloadTests {
         return (offset, kept)
     }
 
+    /// The bytes past the offset that the job's last record in the journal file holds (`parts`).
+    func journaledAhead(_ daemon: TestDaemon, job: String) -> Int64 {
+        struct Record: Decodable {
+            struct Part: Decodable {
+                var start: Int64
+                var end: Int64
+            }
+            var parts: [Part]?
+        }
+        guard let journal = try? String(contentsOfFile: daemon.stateDirectory + "/journal.log", encoding: .utf8),
+            let line = journal.split(separator: "\n").last(where: { $0.contains(" job/\(job) ") }),
+            let json = line.firstIndex(of: "{"),
+            let record = try? JSONDecoder().decode(Record.self, from: Data(line[json...].utf8))
+        else { return 0 }
+        return record.parts?.reduce(0) { $0 + $1.end - $1.start } ?? 0
+    }
+
     @Test func killedMidwayEveryConnectionsBytesAreKept() async throws {
         let server = try await TestHTTPServer.start()
         let checkpointBytes: Int64 = 2 << 20
@@ -109,9 +126,11 @@ struct SegmentedDownloadTests {
         server.serve("/big", content: content, behaviour: .all(.trickle(bytesPerSecond: 6 << 20), .holdAt(offset: 60 * Self.mib + 4321, until: ServerGate())))
         try await daemon.start()
         let job = try daemon.submit(params(server, "/big", daemon, content, segments: 4))
-        // Killed once a checkpoint holds several MiB of the helpers' ranges.
-        try await waitUntil("a checkpoint with 6 MiB past the offset", seconds: 120) {
-            (largestLogged("ahead", on: "checkpoint", in: daemon.log) ?? 0) >= 6 * Self.mib
+        // Killed once a checkpoint holding several MiB of the helpers' ranges is in the journal
+        // file: what a kill -9 keeps. (The log line comes when the record is queued; a record
+        // nobody waits for is written a moment later.)
+        try await waitUntil("a checkpoint with 6 MiB past the offset in the journal", seconds: 120) {
+            journaledAhead(daemon, job: job.id) >= 6 * Self.mib
         }
         daemon.kill9()
         let sentBefore = server.bytesSent(for: "/big")
