@@ -81,16 +81,22 @@ struct WireFormatTests {
         let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         var times: [Double] = [0, 0.000_4, 0.000_999_9, 0.999_5, 0.999_999, 1, 951_782_400.5, 1_764_182_870.301, 1_764_182_870.999_9, 253_402_300_799.999]
         var generator = SplitMix64(seed: 25)
-        let now = Date().timeIntervalSince1970
+        var dates = times.map { Date(timeIntervalSince1970: $0) }
+        let now = Date().timeIntervalSinceReferenceDate
         for _ in 0..<20_000 {
-            times.append(Double(generator.next() % 253_402_300_800) + Double(generator.next() % 1_000_000) / 1_000_000)
-            times.append(now + Double(generator.next() % 200_000_000) / 100 - 1_000_000)
+            dates.append(Date(timeIntervalSince1970: Double(generator.next() % 253_402_300_800) + Double(generator.next() % 1_000_000) / 1_000_000))
+            // As `Date()` makes them: since 2001, with every low bit; and near millisecond edges.
+            let recent = now + Double(Int64(generator.next() % 400_000_000_000) - 200_000_000_000) / 1_000
+            dates.append(Date(timeIntervalSinceReferenceDate: recent + Double(generator.next() % 1_000_000) / 1e9))
+            dates.append(Date(timeIntervalSinceReferenceDate: recent.rounded(.down) + 0.999_999_9 + Double(generator.next() % 1000) / 1e12))
+            dates.append(Date())
         }
         var differing: [String] = []
-        for time in times {
-            let date = Date(timeIntervalSince1970: time)
+        for date in dates {
             let expected = date.formatted(style)
-            if WireCoding.timestampText(date) != expected, differing.count < 5 { differing.append("\(time): \(expected)") }
+            if WireCoding.timestampText(date) != expected, differing.count < 5 {
+                differing.append("\(date.timeIntervalSinceReferenceDate): \(expected) vs \(WireCoding.timestampText(date) ?? "nil")")
+            }
         }
         #expect(differing.isEmpty, "\(differing)")
         // Outside 1970 to 9999 the format style writes them.

@@ -38,15 +38,18 @@ public enum WireCoding {
     /// What `Date.ISO8601FormatStyle(includingFractionalSeconds: true)` writes, for the years 1970
     /// to 9999, from `gmtime_r`; nil outside them. Every record and answer carries a time or three,
     /// and the format style sets up a calendar for each: a tenth of a job record's encoding.
+    ///
+    /// The fraction comes from the time since 2001, as the calendar takes it: the time since 1970
+    /// is that plus a constant, a sum that may round across a millisecond.
     static func timestampText(_ date: Date) -> String? {
-        let seconds = date.timeIntervalSince1970
-        guard seconds >= 0, seconds < 253_402_300_800 else { return nil }
-        let whole = seconds.rounded(.down)
-        var time = time_t(whole)
+        let sinceReference = date.timeIntervalSinceReferenceDate
+        let whole = sinceReference.rounded(.down)
+        guard whole >= -978_307_200, whole < 253_402_300_800 - 978_307_200 else { return nil }
+        var time = time_t(Int64(whole) + 978_307_200)
         var parts = tm()
         guard gmtime_r(&time, &parts) != nil else { return nil }
-        // Truncated to the millisecond, as the format style does.
-        let milliseconds = Int((seconds - whole) * 1000)
+        // Nanoseconds, then truncated to the millisecond, as the format style does.
+        let milliseconds = Int((sinceReference - whole) * 1_000_000_000) / 1_000_000
         return String(unsafeUninitializedCapacity: 24) { text in
             var end = 0
             func put(_ value: Int, _ digits: Int, _ separator: Unicode.Scalar) {
