@@ -37,7 +37,7 @@ final class SpoolBodyStream: InputStream {
     }
 
     deinit {
-        if descriptor >= 0 { Glibc.close(descriptor) }
+        release()
     }
 
     override func open() {
@@ -51,12 +51,18 @@ final class SpoolBodyStream: InputStream {
     }
 
     override func close() {
-        if descriptor >= 0 {
-            dropRest()
-            Glibc.close(descriptor)
-            descriptor = -1
-        }
+        release()
         status = .closed
+    }
+
+    /// Drops what was read and closes the copy: at the end, on an error, on `close()`, and when
+    /// FoundationNetworking lets go of a stream it stopped reading (a request sent again). Nothing
+    /// then holds the copy open once the upload removes it.
+    private func release() {
+        guard descriptor >= 0 else { return }
+        dropRest()
+        Glibc.close(descriptor)
+        descriptor = -1
     }
 
     override var streamStatus: Stream.Status { status }
@@ -78,9 +84,10 @@ final class SpoolBodyStream: InputStream {
             if boundary > dropped { drop(from: dropped, length: boundary - dropped) }
         } else if count == 0 {
             status = .atEnd
-            dropRest()
+            release()
         } else {
             fail()
+            release()
         }
         return count
     }
