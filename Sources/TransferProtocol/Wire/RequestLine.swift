@@ -47,24 +47,25 @@ enum OnePassKeys {
     /// The request's own members. Others are ignored, as the header's decoding always did.
     static let envelope: [String: String] = ["jsonrpc": "jsonrpc", "id": "id", "method": "method", "params": "params"]
 
-    /// For each object of `Submit.parameters`, by the Swift name of the member holding it (the
-    /// params themselves under `params`): its members' names, as sent and as Swift names them.
-    /// Lists are looked through (`form` holds objects); maps are not, since a dictionary's keys
-    /// never meet the key strategy.
+    /// For each object of `Submit.parameters`, by its path of Swift names from the params (`params`,
+    /// `params/retry`, `params/form`): its members' names, as sent and as Swift names them. Lists
+    /// are looked through (`form` holds objects, and a path skips indexes); maps are not: a
+    /// dictionary's keys never meet the key strategy, and an object inside a map, whose path would
+    /// hold a name the client chose, is left to the slow path.
     static let objects: [String: [String: String]] = {
         var objects: [String: [String: String]] = [:]
-        func add(_ shape: ParameterShape, holder: String) {
+        func add(_ shape: ParameterShape, at path: String) {
             switch shape {
             case .object(let members):
-                objects[holder] = Dictionary(uniqueKeysWithValues: members.keys.map { ($0, SnakeCaseKeys.camel($0)) })
-                for (name, member) in members { add(member, holder: SnakeCaseKeys.camel(name)) }
+                objects[path] = Dictionary(uniqueKeysWithValues: members.keys.map { ($0, SnakeCaseKeys.camel($0)) })
+                for (name, member) in members { add(member, at: path + "/" + SnakeCaseKeys.camel(name)) }
             case .list(let element):
-                add(element, holder: holder)
+                add(element, at: path)
             case .map, .string, .bool, .integer, .unsigned64, .number:
                 break
             }
         }
-        add(.object(Submit.parameters ?? [:]), holder: "params")
+        add(.object(Submit.parameters ?? [:]), at: "params")
         return objects
     }()
 
@@ -76,7 +77,7 @@ enum OnePassKeys {
             guard let last = path.last else { return WireKey("") }
             if last.intValue != nil { return last }
             guard path.count > 1 else { return WireKey(envelope[last.stringValue] ?? "\u{0}" + last.stringValue) }
-            let holder = path.dropLast().last { $0.intValue == nil }?.stringValue ?? ""
+            let holder = path.dropLast().lazy.filter { $0.intValue == nil }.map(\.stringValue).joined(separator: "/")
             if let name = objects[holder]?[last.stringValue] { return WireKey(name) }
             unknown.seen.store(true, ordering: .relaxed)
             return WireKey("\u{0}" + last.stringValue)
