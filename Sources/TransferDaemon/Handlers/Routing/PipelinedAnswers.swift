@@ -58,12 +58,15 @@ final class PipelinedAnswers: Sendable {
     /// Starts `work` now; its answer is written after the answers of everything added before it.
     func add(_ work: @escaping @Sendable () async -> ByteBuffer?) async throws {
         if outstanding.load(ordering: .relaxed) >= Self.window { try await drain() }
-        outstanding.wrappingAdd(1, ordering: .relaxed)
-        activity.busy(true)
-        let number = state.withLock { state in
+        // Once the writer is gone (cancelled) or told to end, no answer would be written.
+        let number: Int? = state.withLock { state in
+            if state.cancelled || state.finished { return nil }
             state.entries.append(.running)
             return state.first + state.entries.count - 1
         }
+        guard let number else { return }
+        outstanding.wrappingAdd(1, ordering: .relaxed)
+        activity.busy(true)
         Task { self.answered(number, await work()) }
     }
 
@@ -72,8 +75,8 @@ final class PipelinedAnswers: Sendable {
         guard outstanding.load(ordering: .relaxed) > 0 else { return }
         await withCheckedContinuation { (marker: CheckedContinuation<Void, Never>) in
             let (gone, writer) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-                // A cancelled writer is gone: nothing will be written, and nobody would resume this.
-                if state.cancelled { return (true, nil) }
+                // A cancelled writer is gone, and one told to end may be: nobody would resume this.
+                if state.cancelled || state.finished { return (true, nil) }
                 state.entries.append(.marker(marker))
                 return (false, state.wakeWriterIfItMayGo())
             }
@@ -88,6 +91,19 @@ final class PipelinedAnswers: Sendable {
             state.finished = true
             return state.wakeWriterIfItMayGo()
         }?.resume()
+    }
+
+    /// How many answers wait to be written, and how many readers wait in `drain` (for tests).
+    var waiting: (answers: Int, readers: Int) {
+        state.withLock { state in
+            state.entries.reduce(into: (0, 0)) { counts, entry in
+                switch entry {
+                case .running: break
+                case .answered: counts.0 += 1
+                case .marker: counts.1 += 1
+                }
+            }
+        }
     }
 
     private func answered(_ number: Int, _ answer: ByteBuffer?) {
