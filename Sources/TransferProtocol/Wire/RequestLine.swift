@@ -44,9 +44,6 @@ enum OnePassKeys {
         let seen = Atomic<Bool>(false)
     }
 
-    /// The request's own members. Others are ignored, as the header's decoding always did.
-    static let envelope: [String: String] = ["jsonrpc": "jsonrpc", "id": "id", "method": "method", "params": "params"]
-
     /// For each object of `Submit.parameters`, by its path of Swift names from the params (`params`,
     /// `params/retry`, `params/form`): its members' names, as sent and as Swift names them. Lists
     /// are looked through (`form` holds objects, and a path skips indexes); maps are not: a
@@ -69,15 +66,16 @@ enum OnePassKeys {
         return objects
     }()
 
-    /// A known name becomes its Swift name. Any other becomes one no type has (it starts with a
-    /// NUL) and, below the request's own level, is noted in `unknown`. Nothing is remembered, so a
-    /// client sending new names every time grows nothing.
+    /// The request's own members keep their names (one word each, the same in Swift; others are
+    /// ignored). Below them, a known name becomes its Swift name, and any other is noted in
+    /// `unknown` and becomes one no type has (it starts with a NUL), so it cannot stand in for a
+    /// known one. Nothing is remembered, so a client sending new names every time grows nothing.
     static func strategy(noting unknown: UnknownNames) -> JSONDecoder.KeyDecodingStrategy {
         .custom { path in
-            guard let last = path.last else { return WireKey("") }
-            if last.intValue != nil { return last }
-            guard path.count > 1 else { return WireKey(envelope[last.stringValue] ?? "\u{0}" + last.stringValue) }
-            let holder = path.dropLast().lazy.filter { $0.intValue == nil }.map(\.stringValue).joined(separator: "/")
+            guard let last = path.last, path.count > 1, last.intValue == nil else { return path.last ?? WireKey("") }
+            // The params' own members, most of them, without building the path.
+            let holder =
+                path.count == 2 ? path[0].stringValue : path.dropLast().lazy.filter { $0.intValue == nil }.map(\.stringValue).joined(separator: "/")
             if let name = objects[holder]?[last.stringValue] { return WireKey(name) }
             unknown.seen.store(true, ordering: .relaxed)
             return WireKey("\u{0}" + last.stringValue)
