@@ -8,17 +8,22 @@ import Glibc
 /// A plain upload's body: the spool copy read in pieces, its pages dropped from the cache once read.
 @Suite("Upload body: the spool copy read as a stream")
 struct SpoolBodyStreamTests {
-    /// Reads `stream` to its end as FoundationNetworking does: ask, then read up to `piece` bytes.
-    static func readAll(_ stream: InputStream, piece: Int) -> Data {
-        var body = Data()
+    /// Reads `stream` as FoundationNetworking does (open it, then ask and read up to `piece` bytes)
+    /// until its end, or until `limit` bytes are in `body`.
+    static func readAll(_ stream: InputStream, piece: Int, into body: inout Data, limit: Int = .max) {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: piece)
         defer { buffer.deallocate() }
-        stream.open()
-        while stream.hasBytesAvailable {
+        if stream.streamStatus == .notOpen { stream.open() }
+        while body.count < limit, stream.hasBytesAvailable {
             let count = stream.read(buffer, maxLength: piece)
             guard count > 0 else { break }
             body.append(buffer, count: count)
         }
+    }
+
+    static func readAll(_ stream: InputStream, piece: Int) -> Data {
+        var body = Data()
+        readAll(stream, piece: piece, into: &body)
         return body
     }
 
@@ -68,29 +73,18 @@ struct SpoolBodyStreamTests {
         if !drops { print("SpoolBodyStreamTests: \(directory) keeps advised pages (tmpfs?): dropping is not checked") }
         let stream = SpoolBodyStream(path: path)
         #expect(stream.streamStatus == .notOpen)
-        stream.open()
         // Midway, past 16 MiB (two 8 MiB boundaries): the first 16 MiB are no longer cached.
-        let piece = 1_000_003
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: piece)
-        defer { buffer.deallocate() }
         var body = Data()
-        while body.count < 17 << 20, stream.hasBytesAvailable {
-            let count = stream.read(buffer, maxLength: piece)
-            guard count > 0 else { break }
-            body.append(buffer, count: count)
-        }
+        Self.readAll(stream, piece: 1_000_003, into: &body, limit: 17 << 20)
         if drops {
             let (resident, _) = try Self.residentPages(path, range: 0..<(16 << 20))
             #expect(resident == 0, "\(resident) pages of the first 16 MiB still cached midway")
         }
-        while stream.hasBytesAvailable {
-            let count = stream.read(buffer, maxLength: piece)
-            guard count > 0 else { break }
-            body.append(buffer, count: count)
-        }
+        Self.readAll(stream, piece: 1_000_003, into: &body)
         #expect(body == bytes)
         #expect(stream.streamStatus == .atEnd)
-        #expect(stream.read(buffer, maxLength: 1) == 0)
+        var byte: UInt8 = 0
+        #expect(stream.read(&byte, maxLength: 1) == 0)
         if drops {
             let pages = try Self.residentPages(path)
             #expect(pages.resident == 0, "\(pages.resident) of \(pages.total) pages still cached")
