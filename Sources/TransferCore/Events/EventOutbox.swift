@@ -5,7 +5,8 @@ import TransferProtocol
 /// Numbers are reserved in the journal a block at a time, well before they are used, so that
 /// numbering continues upwards after a crash: `next()` says when a new reservation must be
 /// written. Events leave in sequence order, a batch at a time; the core syncs the journal before
-/// a batch that holds a terminal event (see `TransferManager.enqueue`).
+/// a batch that holds a terminal event (see `TransferManager.enqueue`), and frees the spool copies
+/// of the uploads that ended only after that sync.
 struct EventOutbox {
     /// Sequence numbers reserved at a time.
     static let block: UInt64 = 1 << 20
@@ -19,8 +20,20 @@ struct EventOutbox {
     var latestSeq = DenseTable<String, UInt64>()
     /// Events on their way to the hub, in sequence order.
     private var pending: [JobEvent] = []
+    /// Spool copies of ended uploads, freed once the journal holds the records of their ends.
+    private var copies: [String] = []
     /// Whether a drain is under way (it takes every batch until none is left).
     private(set) var isDraining = false
+
+    /// What one drain step takes: the events to publish and the copies to free, after a sync when
+    /// `needsSync`.
+    struct Batch {
+        var events: [JobEvent]
+        var copies: [String]
+
+        /// A terminal event, or a copy to free, waits until the journal holds its job's end.
+        var needsSync: Bool { !copies.isEmpty || events.contains(where: \.type.isTerminal) }
+    }
 
     /// Numbering continues after `lastSeq`, with a block reserved above it.
     init(after lastSeq: UInt64) {
@@ -40,18 +53,33 @@ struct EventOutbox {
     /// Queues an event; true when a drain must be started for it.
     mutating func enqueue(_ event: JobEvent) -> Bool {
         pending.append(event)
+        return startsDrain()
+    }
+
+    /// Queues an ended upload's spool copy, to be freed by the next batch once the record of its
+    /// end (written before the batch is taken) is on disk; true when a drain must be started.
+    mutating func free(_ copy: String) -> Bool {
+        copies.append(copy)
+        return startsDrain()
+    }
+
+    private mutating func startsDrain() -> Bool {
         guard !isDraining else { return false }
         isDraining = true
         return true
     }
 
-    /// The events queued since the last batch, in order; nil when none is left, which ends the drain.
-    mutating func nextBatch() -> [JobEvent]? {
-        guard !pending.isEmpty else {
+    /// The events and copies queued since the last batch, in order; nil when none is left, which
+    /// ends the drain.
+    mutating func nextBatch() -> Batch? {
+        guard !pending.isEmpty || !copies.isEmpty else {
             isDraining = false
             return nil
         }
-        defer { pending = [] }
-        return pending
+        defer {
+            pending = []
+            copies = []
+        }
+        return Batch(events: pending, copies: copies)
     }
 }

@@ -33,15 +33,35 @@ import TransferProtocol
         let startsAgain = outbox.enqueue(event(2))
         #expect(!startsAgain, "the drain under way takes the next")
         let first = outbox.nextBatch()
-        #expect(first?.map(\.seq) == [1, 2])
+        #expect(first?.events.map(\.seq) == [1, 2])
         let whilePublishing = outbox.enqueue(event(3))
         #expect(!whilePublishing, "queued while the batch is published: the same drain takes it")
         let second = outbox.nextBatch()
-        #expect(second?.map(\.seq) == [3])
+        #expect(second?.events.map(\.seq) == [3])
         let none = outbox.nextBatch()
         #expect(none == nil)
         #expect(!outbox.isDraining)
         let after = outbox.enqueue(event(4))
         #expect(after, "after the drain ended, a new one starts")
+    }
+
+    @Test func copiesToFreeGoWithTheNextBatchAfterASync() {
+        var outbox = EventOutbox(after: 0)
+        let starts = outbox.free("copy-1")
+        #expect(starts, "a copy alone starts a drain")
+        let progress = outbox.nextBatch()
+        #expect(progress?.copies == ["copy-1"] && progress?.events.isEmpty == true)
+        #expect(progress?.needsSync == true, "a copy is freed only once the journal holds its job's end")
+        #expect(outbox.nextBatch() == nil && !outbox.isDraining)
+
+        _ = outbox.enqueue(event(1))
+        let alone = outbox.nextBatch()
+        #expect(alone?.needsSync == false, "progress alone waits for no sync")
+        _ = outbox.nextBatch()
+        _ = outbox.enqueue(event(2))
+        let joins = outbox.free("copy-2")
+        #expect(!joins, "the drain under way takes the copy with the event")
+        let both = outbox.nextBatch()
+        #expect(both?.events.map(\.seq) == [2] && both?.copies == ["copy-2"] && both?.needsSync == true)
     }
 }

@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
+import Synchronization
 import Testing
 import TransferProtocol
 @testable import TransferCore
@@ -51,8 +55,36 @@ struct TransferManagerUploadTests {
         try await eventually("the end") { try await manager.status(id: job.id, states: nil, caller: 1000).first?.state == .completed }
         let finished = try #require(try await manager.status(id: job.id, states: nil, caller: 1000).first)
         #expect(finished.response?.location == "/x" && finished.bytesSent == 1000)
-        #expect(!FileManager.default.fileExists(atPath: spool.path(of: entry.name)), "the copy is freed")
+        // Once the record of the end is on disk: the status shows the end before that.
+        try await eventually("the copy is freed") { !FileManager.default.fileExists(atPath: spool.path(of: entry.name)) }
         #expect(spool.bytesHeld() == 0)
+    }
+
+    @Test func theCopyStaysUntilTheRecordOfTheEndIsOnDisk() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, engine, spool, source) = try setUp(directory)
+        let entry = try spool.ingest(path: source, owner: 1000)
+        let job = try await manager.submit(upload(entry.name), owner: 1000)
+        Task { await manager.run() }
+        try await eventually("the start") { !engine.started.isEmpty }
+        // From now on the journal's writes go into a pipe, whose sync fails: the record of the end
+        // never reaches the disk, as when the daemon is killed before the sync.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let journal = await manager.journal
+        let journalFD = journal.state.withLock { $0.fd }
+        #expect(dup2(ends[1], journalFD) == journalFD)
+        engine.report(.uploaded(jobID: job.id, bytes: 1000, response: UploadResponse(status: 201, location: "/x")))
+        try await eventually("the journal's failure") { journal.state.withLock { $0.failure != nil } }
+        #expect(
+            FileManager.default.fileExists(atPath: spool.path(of: entry.name)),
+            "a restart finds the upload unfinished: it needs its copy to send it again")
+        #expect(spool.bytesHeld(by: 1000) == 1000)
     }
 
     @Test func wrongKindsOfParametersAreRefusedNamingThem() async throws {

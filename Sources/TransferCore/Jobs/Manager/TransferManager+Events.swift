@@ -46,11 +46,11 @@ extension TransferManager {
         Task { await self.drainOutbox() }
     }
 
-    private func drainOutbox() async {
+    func drainOutbox() async {
         while let batch = outbox.nextBatch() {
-            if batch.contains(where: \.type.isTerminal) {
-                // A failed sync stops the daemon (the journal's fatal handler): nothing is published then.
-                // A full disk only delays the batch until its records are written.
+            if batch.needsSync {
+                // A failed sync stops the daemon (the journal's fatal handler): nothing is published
+                // and no copy freed then. A full disk only delays the batch until its records are written.
                 while true {
                     do {
                         try await journal.sync()
@@ -62,7 +62,9 @@ extension TransferManager {
                     }
                 }
             }
-            batch.forEach(hub.publish)
+            // The ends are on disk: a restart no longer finds these uploads unfinished.
+            for copy in batch.copies { spool?.release(copy) }
+            batch.events.forEach(hub.publish)
         }
     }
 

@@ -299,7 +299,7 @@ extension TransferManager {
     public func cancel(id name: String, caller: UInt32) async throws(CoreError) -> Job {
         var job = try await stopForCancel(name, caller: caller)
         let id = job.id
-        abandonUpload(job)
+        let stopped = job
         job.logAttempt(.cancelled)
         job.state = .cancelled
         job.paused = nil
@@ -309,7 +309,9 @@ extension TransferManager {
         do {
             try await commit([change])
         } catch {
-            // The job is cancelled here and now; only its record waits (in memory) for space.
+            // The job is cancelled here and now; only its record waits (in memory) for space, and
+            // an upload's copy waits for that record.
+            abandonUpload(stopped)
             enqueue(event)
             if let journalError = error as? JournalError, journalError.code == .noSpace {
                 throw CoreError(
@@ -319,6 +321,7 @@ extension TransferManager {
             }
             throw Self.notSaved(error, what: "job \(id) is cancelled, but the cancellation")
         }
+        abandonUpload(stopped, endIsDurable: true)
         logger(forJob: id).info("job cancelled")
         enqueue(event)
         return view(job)

@@ -103,16 +103,25 @@ extension TransferManager {
             "job completed: the server accepted the upload", metadata: ["status": "\(response.status)", "bytes": "\(bytes)"])
     }
 
-    /// Frees an upload's spool copy (its job ended or was cancelled).
-    func releaseSpool(of job: JobRecord) {
-        guard job.isUpload, let name = job.spool else { return }
-        spool?.release(name)
+    /// Frees an upload's spool copy (its job ended or was cancelled): at once when the record of
+    /// that end is on disk (`endIsDurable`), otherwise once it is, before its event goes out; the
+    /// caller writes the record in the same step. Freed earlier, a crash before the record was
+    /// synced would bring the job back unfinished with its copy gone, and fail it: an upload the
+    /// server had accepted would be reported failed.
+    func releaseSpool(of job: JobRecord, endIsDurable: Bool = false) {
+        guard job.isUpload, let name = job.spool, let spool else { return }
+        if endIsDurable {
+            spool.release(name)
+        } else if outbox.free(name) {
+            Task { await self.drainOutbox() }
+        }
     }
 
-    /// An upload that ends without completing (cancelled, or failed for good): its copy is freed,
-    /// and the server is asked to drop the resumable resource nobody will complete.
-    func abandonUpload(_ job: JobRecord) {
-        releaseSpool(of: job)
+    /// An upload that ends without completing (cancelled, or failed for good): its copy is freed
+    /// (see `releaseSpool`), and the server is asked to drop the resumable resource nobody will
+    /// complete.
+    func abandonUpload(_ job: JobRecord, endIsDurable: Bool = false) {
+        releaseSpool(of: job, endIsDurable: endIsDurable)
         guard job.isUpload, let used = job.uploadProtocol, used != .plain, let text = job.uploadResource,
             let resource = URL(string: text)
         else { return }
