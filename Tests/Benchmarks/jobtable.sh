@@ -72,6 +72,8 @@ import functools, http.server, sys
 handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
 handler.func.log_message = lambda *args: None
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+# Jobs cancelled or stopped with the daemon drop their connections mid-answer: not worth a traceback.
+server.handle_error = lambda request, address: None
 print(server.server_address[1], flush=True)
 server.serve_forever()' "$SCRATCH/www" >"$SCRATCH/live-port" &
 PIDS+=($!)
