@@ -50,7 +50,7 @@ import TransferTestSupport
         #expect(received.sha256 == expected, "the body is the fields, the file and the closing boundary, as RFC 7578 lays them out")
         #expect(received.header("Content-Length") == String(Int64(prefix.utf8.count) + content.size + Int64(suffix.utf8.count)))
         #expect(received.header("Transfer-Encoding") == nil)
-        #expect(daemon.spoolFiles().isEmpty, "both spool copies are freed: \(daemon.spoolFiles())")
+        try await waitUntil("both spool copies are freed") { daemon.spoolFiles().isEmpty }
         try await server.shutdown()
     }
 

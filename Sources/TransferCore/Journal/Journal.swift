@@ -234,7 +234,7 @@ public final class Journal: Sendable {
         }
     }
 
-    /// Returns once everything committed before the call is on disk.
+    /// Returns once everything written or committed before the call is on disk.
     public func sync() async throws { try await commit([]) }
 
     // MARK: - Writing

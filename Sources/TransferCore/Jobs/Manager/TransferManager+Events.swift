@@ -42,11 +42,15 @@ extension TransferManager {
     /// event waits until the journal holds the job's final record, so nobody hears of an end
     /// that a crash could undo.
     func enqueue(_ event: JobEvent) {
-        guard outbox.enqueue(event) else { return }
+        if outbox.enqueue(event) { startDrain() }
+    }
+
+    /// Starts the outbox's one drain (`EventOutbox.enqueue` and `free` say when one must start).
+    func startDrain() {
         Task { await self.drainOutbox() }
     }
 
-    func drainOutbox() async {
+    private func drainOutbox() async {
         while let batch = outbox.nextBatch() {
             if batch.needsSync {
                 // A failed sync stops the daemon (the journal's fatal handler): nothing is published

@@ -193,7 +193,6 @@ extension TransferManager {
     /// Records that a job failed for good.
     func markFailed(_ record: JobRecord, _ error: JobError) {
         var job = record
-        abandonUpload(job)
         job.state = .failed
         job.finishedAt = Date()
         job.error = error
@@ -201,6 +200,7 @@ extension TransferManager {
         job.logAttempt(.failed, error: error)
         let event = ended(&job)
         save(job)
+        abandonUpload(record)
         enqueue(event)
         metrics.failed(code: error.code)
         logger(forJob: job.id).warning("job failed", metadata: ["attempt": "\(job.attempts)", "error": "\(error.message)"])

@@ -91,29 +91,30 @@ extension TransferManager {
         save(job)
     }
 
-    /// Records a 2xx answer: the job completes with it, and its copy is freed.
+    /// Records a 2xx answer: the job completes with it, and its copy is freed once that is on disk.
     func uploadCompleted(_ record: JobRecord, bytes: Int64, response: UploadResponse) {
         var job = record
         job.response = response
         // The answer (up to upload_response_body_bytes) joins the large fields, written once.
         if job.detached == true, let change = try? requestChange(job) { journal.write([change]) }
-        releaseSpool(of: job)
         complete(job, holding: bytes, as: .completed)
+        releaseSpool(of: job)
         logger(forJob: job.id).info(
             "job completed: the server accepted the upload", metadata: ["status": "\(response.status)", "bytes": "\(bytes)"])
     }
 
     /// Frees an upload's spool copy (its job ended or was cancelled): at once when the record of
-    /// that end is on disk (`endIsDurable`), otherwise once it is, before its event goes out; the
-    /// caller writes the record in the same step. Freed earlier, a crash before the record was
-    /// synced would bring the job back unfinished with its copy gone, and fail it: an upload the
-    /// server had accepted would be reported failed.
+    /// that end is on disk (`endIsDurable`), otherwise once it is, with the outbox's next sync
+    /// (before the end's event goes out live); the caller has written the record. Freed earlier, a
+    /// crash before the record was synced would bring the job back unfinished with its copy gone,
+    /// and fail it: an upload the server had accepted would be reported failed. While the state
+    /// directory's disk is too full for the record, the copy stays too.
     func releaseSpool(of job: JobRecord, endIsDurable: Bool = false) {
         guard job.isUpload, let name = job.spool, let spool else { return }
         if endIsDurable {
             spool.release(name)
         } else if outbox.free(name) {
-            Task { await self.drainOutbox() }
+            startDrain()
         }
     }
 
