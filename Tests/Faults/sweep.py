@@ -279,6 +279,11 @@ def verify(run, acknowledged):
         if job.get("kind") == "upload":
             if job["state"] == "completed" and Handler.uploads.get(job["url"].rsplit("/", 1)[-1]) != UPLOAD:
                 problems.append("upload %s completed but the server holds other bytes" % job["id"])
+            # A copy is freed only once its job's end is on disk: an upload that had not ended
+            # never finds its copy gone after a restart.
+            message = (job.get("error") or {}).get("message", "")
+            if "spool copy of the file" in message and "missing" in message:
+                problems.append("upload %s lost its spool copy before its end was saved: %s" % (job["id"], message))
             continue
         dest = job.get("destination", "")
         name = job.get("url", "").rsplit("/", 1)[-1]
