@@ -239,8 +239,8 @@ public final class Spool: Sendable {
     }
 
     /// At start-up: keeps the copies that unfinished uploads hold (counted against the quota)
-    /// and removes every other file in the spool (hand-offs never submitted, copies whose job
-    /// ended while the daemon was down).
+    /// and removes every other file in the spool (hand-offs never submitted, copies whose job's
+    /// end was saved but not yet freed when the daemon stopped, or came while it was down).
     func recover(holding jobs: [(name: String, owner: UInt32, size: Int64, sha256: String)]) -> [String] {
         let held = Set(jobs.map(\.name))
         var removed: [String] = []
