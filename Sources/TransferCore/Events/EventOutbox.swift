@@ -22,6 +22,8 @@ struct EventOutbox {
     private var pending: [JobEvent] = []
     /// Spool copies of ended uploads, freed once the journal holds the records of their ends.
     private var copies: [String] = []
+    /// The copies of the batch being drained, freed by the drain after its sync.
+    private var draining: [String] = []
     /// Whether a drain is under way (it takes every batch until none is left).
     private(set) var isDraining = false
 
@@ -63,6 +65,14 @@ struct EventOutbox {
         return startsDrain()
     }
 
+    /// The copies queued or being drained, for a caller that syncs the journal and then frees them
+    /// itself: the queued ones are taken, and the drain frees its own after its sync as well (they
+    /// are gone by then, or go at once).
+    mutating func takeCopies() -> [String] {
+        defer { copies = [] }
+        return draining + copies
+    }
+
     private mutating func startsDrain() -> Bool {
         guard !isDraining else { return false }
         isDraining = true
@@ -72,6 +82,7 @@ struct EventOutbox {
     /// The events and copies queued since the last batch, in order; nil when none is left, which
     /// ends the drain.
     mutating func nextBatch() -> Batch? {
+        draining = copies
         guard !pending.isEmpty || !copies.isEmpty else {
             isDraining = false
             return nil

@@ -63,5 +63,9 @@ import TransferProtocol
         #expect(!joins, "the drain under way takes the copy with the event")
         let both = outbox.nextBatch()
         #expect(both?.events.map(\.seq) == [2] && both?.copies == ["copy-2"] && both?.needsSync == true)
+
+        _ = outbox.free("copy-3")
+        #expect(outbox.takeCopies() == ["copy-2", "copy-3"], "a subscriber's sync frees the batch's copies and the queued ones")
+        #expect(outbox.nextBatch() == nil, "the queued copy was taken")
     }
 }

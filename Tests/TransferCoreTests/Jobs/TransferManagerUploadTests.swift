@@ -76,8 +76,11 @@ struct TransferManagerUploadTests {
             FileManager.default.fileExists(atPath: spool.path(of: entry.name)),
             "a crash now would bring the upload back unfinished: it needs its copy to send it again")
         #expect(spool.bytesHeld(by: 1000) == 1000)
+        // A subscriber that comes now has the end replayed once it is on disk, and the copy gone.
+        let subscribing = Task { try await manager.subscribe(Subscribe.Params(ids: [job.id]), caller: 1000, queueLimit: 100) }
         stall.signal()
-        try await eventually("the copy is freed") { !FileManager.default.fileExists(atPath: spool.path(of: entry.name)) }
+        _ = try await subscribing.value
+        #expect(!FileManager.default.fileExists(atPath: spool.path(of: entry.name)), "the replayed end comes after the copy is freed")
         #expect(spool.bytesHeld(by: 1000) == 0)
     }
 

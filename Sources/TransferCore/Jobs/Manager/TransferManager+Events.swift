@@ -136,7 +136,12 @@ extension TransferManager {
             id: nextSubscriptionID, limit: queueLimit, owner: caller, budget: hub.budget, startSeq: outbox.lastSeq, replay: replay, filter: filter)
         nextSubscriptionID += 1
         hub.add(subscription)
-        if replay.contains(where: \.type.isTerminal) { try await sync() }
+        if replay.contains(where: \.type.isTerminal) {
+            // A replayed end, like a live one, comes after the copies of ended uploads are freed.
+            let copies = outbox.takeCopies()
+            try await sync()
+            for copy in copies { spool?.release(copy) }
+        }
         return subscription
     }
 

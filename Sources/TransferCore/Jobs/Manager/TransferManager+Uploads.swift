@@ -104,8 +104,9 @@ extension TransferManager {
     }
 
     /// Frees an upload's spool copy (its job ended or was cancelled): at once when the record of
-    /// that end is on disk (`endIsDurable`), otherwise once it is, with the outbox's next sync
-    /// (before the end's event goes out live); the caller has written the record. Freed earlier, a
+    /// that end is on disk (`endIsDurable`), otherwise once it is, with the outbox's next sync or
+    /// a subscriber's (before the end's event reaches anyone, live or replayed); the caller has
+    /// written the record. Freed earlier, a
     /// crash before the record was synced would bring the job back unfinished with its copy gone,
     /// and fail it: an upload the server had accepted would be reported failed. While the state
     /// directory's disk is too full for the record, the copy stays too.
