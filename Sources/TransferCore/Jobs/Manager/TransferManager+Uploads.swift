@@ -106,10 +106,10 @@ extension TransferManager {
     /// Frees an upload's spool copy (its job ended or was cancelled): at once when the record of
     /// that end is on disk (`endIsDurable`), otherwise once it is, with the outbox's next sync or
     /// a subscriber's (before the end's event reaches anyone, live or replayed); the caller has
-    /// written the record. Freed earlier, a
-    /// crash before the record was synced would bring the job back unfinished with its copy gone,
-    /// and fail it: an upload the server had accepted would be reported failed. While the state
-    /// directory's disk is too full for the record, the copy stays too.
+    /// written the record. Freed earlier, a crash before the record was synced would bring the job
+    /// back unfinished with its copy gone, and fail it: an upload the server had accepted would be
+    /// reported failed. While the state directory's disk is too full for the record, the copy
+    /// stays too.
     func releaseSpool(of job: JobRecord, endIsDurable: Bool = false) {
         guard job.isUpload, let name = job.spool, let spool else { return }
         if endIsDurable {
