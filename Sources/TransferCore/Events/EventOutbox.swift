@@ -66,12 +66,9 @@ struct EventOutbox {
     }
 
     /// The copies queued or being drained, for a caller that syncs the journal and then frees them
-    /// itself: the queued ones are taken, and the drain frees its own after its sync as well (they
-    /// are gone by then, or go at once).
-    mutating func takeCopies() -> [String] {
-        defer { copies = [] }
-        return draining + copies
-    }
+    /// too: the drain still frees each after its own sync (freeing twice finds it gone), so a copy
+    /// goes however the two syncs end.
+    var copiesBeforeSync: [String] { draining + copies }
 
     private mutating func startsDrain() -> Bool {
         guard !isDraining else { return false }

@@ -69,7 +69,14 @@ struct TransferManagerUploadTests {
         // The journal's writer hangs from now on, as on a disk whose writes do: the record of the
         // end waits, as it does until its sync when the daemon is killed.
         let stall = DispatchSemaphore(value: 0)
-        journal.stallWriterForTesting { stall.wait() }
+        defer { stall.signal() }
+        // Held once the writer runs the stall, so that a write already under way cannot take the end.
+        await withCheckedContinuation { (held: CheckedContinuation<Void, Never>) in
+            journal.stallWriterForTesting {
+                held.resume()
+                stall.wait()
+            }
+        }
         engine.report(.uploaded(jobID: job.id, bytes: 1000, response: UploadResponse(status: 201, location: "/x")))
         try await eventually("the end") { try await manager.status(id: job.id, states: nil, caller: 1000).first?.state == .completed }
         #expect(

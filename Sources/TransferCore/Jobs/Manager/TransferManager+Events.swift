@@ -138,7 +138,7 @@ extension TransferManager {
         hub.add(subscription)
         if replay.contains(where: \.type.isTerminal) {
             // A replayed end, like a live one, comes after the copies of ended uploads are freed.
-            let copies = outbox.takeCopies()
+            let copies = outbox.copiesBeforeSync
             try await sync()
             for copy in copies { spool?.release(copy) }
         }

@@ -305,13 +305,15 @@ extension TransferManager {
         job.paused = nil
         job.finishedAt = Date()
         let event = ended(&job)
-        let change = try jobs.update(job)
+        journal.write([try jobs.update(job)])
+        // The copy goes after the next sync: this one, the outbox's or a subscriber's that
+        // replays the end meanwhile.
+        abandonUpload(stopped)
         do {
-            try await commit([change])
+            try await journal.sync()
         } catch {
             // The job is cancelled here and now; only its record waits (in memory) for space, and
             // an upload's copy waits for that record.
-            abandonUpload(stopped)
             enqueue(event)
             if let journalError = error as? JournalError, journalError.code == .noSpace {
                 throw CoreError(
@@ -321,7 +323,7 @@ extension TransferManager {
             }
             throw Self.notSaved(error, what: "job \(id) is cancelled, but the cancellation")
         }
-        abandonUpload(stopped, endIsDurable: true)
+        releaseSpool(of: stopped, endIsDurable: true)
         logger(forJob: id).info("job cancelled")
         enqueue(event)
         return view(job)

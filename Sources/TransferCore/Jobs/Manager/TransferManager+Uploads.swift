@@ -122,8 +122,8 @@ extension TransferManager {
     /// An upload that ends without completing (cancelled, or failed for good): its copy is freed
     /// (see `releaseSpool`), and the server is asked to drop the resumable resource nobody will
     /// complete.
-    func abandonUpload(_ job: JobRecord, endIsDurable: Bool = false) {
-        releaseSpool(of: job, endIsDurable: endIsDurable)
+    func abandonUpload(_ job: JobRecord) {
+        releaseSpool(of: job)
         guard job.isUpload, let used = job.uploadProtocol, used != .plain, let text = job.uploadResource,
             let resource = URL(string: text)
         else { return }
