@@ -200,7 +200,7 @@ extension TransferManager {
         job.logAttempt(.failed, error: error)
         let event = ended(&job)
         save(job)
-        abandonUpload(record)
+        abandonUpload(job)
         enqueue(event)
         metrics.failed(code: error.code)
         logger(forJob: job.id).warning("job failed", metadata: ["attempt": "\(job.attempts)", "error": "\(error.message)"])

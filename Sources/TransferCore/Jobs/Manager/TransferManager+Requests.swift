@@ -299,7 +299,6 @@ extension TransferManager {
     public func cancel(id name: String, caller: UInt32) async throws(CoreError) -> Job {
         var job = try await stopForCancel(name, caller: caller)
         let id = job.id
-        let stopped = job
         job.logAttempt(.cancelled)
         job.state = .cancelled
         job.paused = nil
@@ -308,7 +307,7 @@ extension TransferManager {
         journal.write([try jobs.update(job)])
         // The copy goes after the next sync: this one, the outbox's or a subscriber's that
         // replays the end meanwhile.
-        abandonUpload(stopped)
+        abandonUpload(job)
         do {
             try await journal.sync()
         } catch {
@@ -323,7 +322,7 @@ extension TransferManager {
             }
             throw Self.notSaved(error, what: "job \(id) is cancelled, but the cancellation")
         }
-        releaseSpool(of: stopped, endIsDurable: true)
+        releaseSpool(of: job, endIsDurable: true)
         logger(forJob: id).info("job cancelled")
         enqueue(event)
         return view(job)
